@@ -1,0 +1,54 @@
+// Float64 host implementations of attention, for checking the planner and the
+// CUDA kernel.
+//
+// RunHostPagedAttention consumes exactly the kernel's inputs (PagedAttentionArgs
+// with host pointers: metadata, paged K/V pool, Q) and reads K/V only through
+// the page table, rows < cache_seqlens[i]. Tests fill every other pool slot
+// with NaN, so a planner that hands out too few or too many rows shows up as a
+// wrong or NaN result.
+//
+// AttendLogicalSequences is the plain reference: each request's keys and
+// values as one contiguous (unpaged) sequence, no metadata at all.
+#ifndef TESTING_HOST_EXECUTOR_H_
+#define TESTING_HOST_EXECUTOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "attention/kernel/paged_attention_args.h"
+
+namespace paged_attention {
+
+struct HostAttentionResult {
+  std::vector<double> out;  // [total_q_tokens, num_q_heads, head_dim]
+  std::vector<double> lse;  // [num_q_heads, total_q_tokens]; -inf where no key is visible
+};
+
+// Float64 paged attention over `args` (all pointers host pointers; out/lse in
+// `args` are ignored). OutOfRange if a page id the metadata makes us read is
+// outside [0, num_pages); InvalidArgument for inconsistent metadata or shapes.
+absl::StatusOr<HostAttentionResult> RunHostPagedAttention(const PagedAttentionArgs& args);
+
+// One request of the plain reference, values already as doubles.
+struct LogicalRequest {
+  int32_t q_len = 0;
+  int32_t k_len = 0;
+  std::vector<double> q;  // [q_len, num_q_heads, head_dim]
+  std::vector<double> k;  // [k_len, num_kv_heads, head_dim]
+  std::vector<double> v;  // [k_len, num_kv_heads, head_dim]
+};
+
+// Plain reference; the result is laid out like RunHostPagedAttention's with the
+// requests' query tokens concatenated in order.
+HostAttentionResult AttendLogicalSequences(absl::Span<const LogicalRequest> requests,
+                                           int32_t num_q_heads, int32_t num_kv_heads,
+                                           int32_t head_dim, const AttentionOptions& options);
+
+// Reads element `index` of a `dtype` array as double.
+double ReadElement(const void* data, DType dtype, int64_t index);
+
+}  // namespace paged_attention
+
+#endif  // TESTING_HOST_EXECUTOR_H_

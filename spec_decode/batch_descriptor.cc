@@ -1,0 +1,374 @@
+#include "spec_decode/batch_descriptor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "attention/base/status_macros.h"
+
+namespace paged_attention {
+namespace {
+
+// Set by BuildBatchDescriptor so a failed placement check can say which
+// convention put the prefix where it did.
+struct ConventionContext {
+  SeqLensConvention convention;
+  absl::Span<const int32_t> seq_lens;
+};
+
+std::string ModeName(ForwardMode mode) { return std::string(ForwardModeName(mode)); }
+
+bool IsDraftDecodeStep(ForwardMode mode, const SpecInfo& spec) {
+  return mode == ForwardMode::kDecode && spec.draft_step >= 0;
+}
+
+absl::Status CheckCount(absl::string_view field, size_t entries, size_t batch_size) {
+  if (entries == batch_size) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " has ", entries, " entries, batch has ", batch_size, " requests"));
+}
+
+// The spec fields that do not depend on the requests' lengths.
+absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size) {
+  const std::string mode_name = ModeName(mode);
+  if (spec.topk < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.topk = ", spec.topk, " must be >= 1"));
+  }
+  if (spec.topk > 1 && (mode == ForwardMode::kTargetVerify || IsDraftDecodeStep(mode, spec))) {
+    return absl::UnimplementedError(
+        absl::StrCat("spec.topk = ", spec.topk, " in ", mode_name,
+                     ": tree speculation (topk > 1) is not supported yet; use topk = 1 (chain)"));
+  }
+  if (spec.num_draft_tokens < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.num_draft_tokens = ", spec.num_draft_tokens, " is negative"));
+  }
+  if ((mode == ForwardMode::kTargetVerify || mode == ForwardMode::kDraftExtendV2) &&
+      spec.num_draft_tokens < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.num_draft_tokens = ", spec.num_draft_tokens, " must be >= 1 for ", mode_name));
+  }
+  if (spec.draft_step < -1) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.draft_step = ", spec.draft_step,
+                                                   " must be >= 0, or -1 for no draft step"));
+  }
+  if (spec.draft_step >= 0 && mode != ForwardMode::kDecode) {
+    return absl::InvalidArgumentError(absl::StrCat("spec.draft_step = ", spec.draft_step,
+                                                   " is set but mode is ", mode_name,
+                                                   " (draft decode steps are DECODE batches)"));
+  }
+  if (!spec.accept_lengths.empty()) {
+    if (mode != ForwardMode::kDraftExtend) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.accept_lengths has ", spec.accept_lengths.size(),
+                       " entries but mode is ", mode_name, " (only DRAFT_EXTEND uses it)"));
+    }
+    RETURN_IF_ERROR(CheckCount("spec.accept_lengths", spec.accept_lengths.size(), batch_size));
+    for (size_t i = 0; i < spec.accept_lengths.size(); ++i) {
+      if (spec.accept_lengths[i] < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("request ", i, ": spec.accept_lengths[", i,
+                                                       "] = ", spec.accept_lengths[i],
+                                                       " is negative"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// New tokens the mode requires of request i, or -1 when any count >= 1 goes.
+int32_t RequiredNewTokens(ForwardMode mode, const SpecInfo& spec, size_t i) {
+  switch (mode) {
+    case ForwardMode::kDecode:
+      return 1;
+    case ForwardMode::kTargetVerify:
+    case ForwardMode::kDraftExtendV2:
+      return spec.num_draft_tokens;
+    case ForwardMode::kDraftExtend:
+      return spec.accept_lengths.empty() ? -1 : spec.accept_lengths[i] + 1;
+    case ForwardMode::kExtend:
+    case ForwardMode::kMixed:
+    case ForwardMode::kIdle:
+      return -1;
+  }
+  return -1;
+}
+
+// Why request i must have `required` new tokens, for error messages.
+std::string RequiredReason(ForwardMode mode, size_t i) {
+  switch (mode) {
+    case ForwardMode::kDecode:
+      return "DECODE writes 1 token per request";
+    case ForwardMode::kTargetVerify:
+      return "TARGET_VERIFY verifies spec.num_draft_tokens per request";
+    case ForwardMode::kDraftExtendV2:
+      return "DRAFT_EXTEND_V2 extends exactly spec.num_draft_tokens per request";
+    case ForwardMode::kDraftExtend:
+      return absl::StrCat("DRAFT_EXTEND extends spec.accept_lengths[", i, "] + 1");
+    default:
+      return "";
+  }
+}
+
+std::string PlacementHint(const ConventionContext* context, size_t i, const RequestEntry& r) {
+  if (context == nullptr) {
+    return absl::StrCat("(prefix_len ", r.prefix_len, ", new_tokens ", r.new_tokens, ")");
+  }
+  return absl::StrCat("(seq_lens_convention=", SeqLensConventionName(context->convention),
+                      " with seq_lens[", i, "] = ", context->seq_lens[i], " puts prefix at ",
+                      r.prefix_len, ")");
+}
+
+absl::Status ValidateImpl(const BatchDescriptor& batch, const KvPagePool& pool,
+                          const ConventionContext* context) {
+  const std::string mode_name = ModeName(batch.mode);
+  if (batch.page_size != pool.page_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "page_size = ", batch.page_size, " differs from the pool's page size ", pool.page_size()));
+  }
+  RETURN_IF_ERROR(CheckSpec(batch.mode, batch.spec, batch.requests.size()));
+  if (batch.mode == ForwardMode::kIdle) {
+    if (!batch.requests.empty() || !batch.out_cache_loc.empty() || !batch.positions.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("an IDLE batch must be empty, got ", batch.requests.size(), " requests, ",
+                       batch.out_cache_loc.size(), " out_cache_loc and ", batch.positions.size(),
+                       " positions entries"));
+    }
+    return absl::OkStatus();
+  }
+  if (batch.requests.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a ", mode_name, " batch has no requests (an empty batch is IDLE)"));
+  }
+
+  absl::flat_hash_map<int32_t, size_t> request_of_row;
+  int64_t num_tokens = 0;
+  for (size_t i = 0; i < batch.requests.size(); ++i) {
+    const RequestEntry& r = batch.requests[i];
+    if (r.row == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": requests[", i, "].row = 0 is the reserved dummy row"));
+    }
+    if (r.row < 0 || r.row >= pool.max_requests()) {
+      return absl::InvalidArgumentError(absl::StrCat("request ", i, ": requests[", i,
+                                                     "].row = ", r.row, " is outside [1, ",
+                                                     pool.max_requests(), ")"));
+    }
+    absl::StatusOr<int32_t> length = pool.Length(r.row);
+    absl::StatusOr<int32_t> draft_length = pool.DraftLength(r.row);
+    if (!length.ok() || !draft_length.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", i, ": requests[", i, "].row = ", r.row, " is not an active request"));
+    }
+    if (const auto [it, inserted] = request_of_row.emplace(r.row, i); !inserted) {
+      return absl::InvalidArgumentError(absl::StrCat("request ", i, ": requests[", i,
+                                                     "].row = ", r.row, " repeats requests[",
+                                                     it->second, "].row"));
+    }
+    if (r.prefix_len < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", i, ": requests[", i, "].prefix_len = ", r.prefix_len, " is negative"));
+    }
+    if (r.new_tokens < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", i, ": requests[", i, "].new_tokens = ", r.new_tokens, " must be >= 1"));
+    }
+    const int32_t required = RequiredNewTokens(batch.mode, batch.spec, i);
+    if (required >= 0 && r.new_tokens != required) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": requests[", i, "].new_tokens = ", r.new_tokens, " but ",
+                       RequiredReason(batch.mode, i), " = ", required));
+    }
+    const int64_t kv_len = int64_t{r.prefix_len} + r.new_tokens;
+    if (kv_len > pool.row_width()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": prefix_len ", r.prefix_len, " + new_tokens ", r.new_tokens,
+                       " = ", kv_len, " exceeds row width ", pool.row_width(), " of row ", r.row,
+                       " ", PlacementHint(context, i, r)));
+    }
+    const int64_t written = int64_t{*length} + *draft_length;
+    if (kv_len > written) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": prefix_len ", r.prefix_len, " + new_tokens ", r.new_tokens,
+                       " = ", kv_len, " but row ", r.row, " has only ", written,
+                       " written slots (Length ", *length, " + DraftLength ", *draft_length, ") ",
+                       PlacementHint(context, i, r), ": this step would read unwritten rows"));
+    }
+    num_tokens += r.new_tokens;
+  }
+
+  if (static_cast<int64_t>(batch.out_cache_loc.size()) != num_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat("out_cache_loc has ", batch.out_cache_loc.size(),
+                                                   " entries but the requests' new_tokens sum to ",
+                                                   num_tokens));
+  }
+  if (static_cast<int64_t>(batch.positions.size()) != num_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat("positions has ", batch.positions.size(),
+                                                   " entries but the batch has ", num_tokens,
+                                                   " tokens"));
+  }
+
+  // Placement first: under a wrong convention positions are off too, but this
+  // is the message that says why.
+  absl::Span<const int32_t> table = pool.req_to_token();
+  size_t k = 0;  // token index in the batch
+  for (size_t i = 0; i < batch.requests.size(); ++i) {
+    const RequestEntry& r = batch.requests[i];
+    const size_t row_base = static_cast<size_t>(r.row) * pool.row_width();
+    for (int32_t j = 0; j < r.new_tokens; ++j, ++k) {
+      const int32_t expected = table[row_base + r.prefix_len + j];
+      if (batch.out_cache_loc[k] != expected) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "request ", i, ": out_cache_loc[", k, "] = ", batch.out_cache_loc[k],
+            " but req_to_token[row ", r.row, "][", r.prefix_len + j, "] = ", expected, " ",
+            PlacementHint(context, i, r), ": the rows written this step are not where ",
+            context == nullptr ? "prefix_len says" : "the convention says"));
+      }
+    }
+  }
+  k = 0;
+  for (size_t i = 0; i < batch.requests.size(); ++i) {
+    const RequestEntry& r = batch.requests[i];
+    for (int32_t j = 0; j < r.new_tokens; ++j, ++k) {
+      if (batch.positions[k] != r.prefix_len + j) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "request ", i, ": positions[", k, "] = ", batch.positions[k], " but prefix_len ",
+            r.prefix_len, " + token ", j, " = ", r.prefix_len + j));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::string_view SeqLensConventionName(SeqLensConvention convention) {
+  switch (convention) {
+    case SeqLensConvention::kPrefixOnly:
+      return "prefix_only";
+    case SeqLensConvention::kIncludesNewTokens:
+      return "includes_new_tokens";
+  }
+  return "unknown";
+}
+
+bool operator==(const SpecInfo& a, const SpecInfo& b) {
+  return a.num_draft_tokens == b.num_draft_tokens && a.draft_step == b.draft_step &&
+         a.topk == b.topk && a.accept_lengths == b.accept_lengths;
+}
+
+bool operator==(const RequestEntry& a, const RequestEntry& b) {
+  return a.row == b.row && a.prefix_len == b.prefix_len && a.new_tokens == b.new_tokens;
+}
+
+bool operator==(const BatchDescriptor& a, const BatchDescriptor& b) {
+  return a.mode == b.mode && a.page_size == b.page_size && a.requests == b.requests &&
+         a.positions == b.positions && a.out_cache_loc == b.out_cache_loc && a.spec == b.spec;
+}
+
+int32_t BatchDescriptor::num_tokens() const {
+  int32_t total = 0;
+  for (const RequestEntry& r : requests) total += r.new_tokens;
+  return total;
+}
+
+absl::StatusOr<BatchDescriptor> BuildBatchDescriptor(const EngineBatchInputs& inputs,
+                                                     const KvPagePool& pool) {
+  const std::string mode_name = ModeName(inputs.mode);
+  if (!inputs.seq_lens_convention.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "seq_lens_convention must be named (prefix_only or includes_new_tokens) for this ",
+        mode_name,
+        " batch: what seq_lens means differs between engine paths (see "
+        "spec_decode/batch_descriptor.h), so there is no default"));
+  }
+  const SeqLensConvention convention = *inputs.seq_lens_convention;
+  const size_t batch_size = inputs.req_pool_indices.size();
+  RETURN_IF_ERROR(CheckSpec(inputs.mode, inputs.spec, batch_size));
+  if (inputs.mode == ForwardMode::kIdle &&
+      (batch_size > 0 || !inputs.seq_lens.empty() || !inputs.extend_seq_lens.empty() ||
+       !inputs.out_cache_loc.empty() || !inputs.positions.empty())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("an IDLE batch must be empty, got ", batch_size, " req_pool_indices, ",
+                     inputs.seq_lens.size(), " seq_lens, ", inputs.extend_seq_lens.size(),
+                     " extend_seq_lens, ", inputs.out_cache_loc.size(), " out_cache_loc and ",
+                     inputs.positions.size(), " positions entries"));
+  }
+  RETURN_IF_ERROR(CheckCount("seq_lens", inputs.seq_lens.size(), batch_size));
+
+  // New tokens per request, from extend_seq_lens or what the mode implies.
+  const std::vector<int32_t>& extend = inputs.extend_seq_lens;
+  const bool extend_optional =
+      inputs.mode == ForwardMode::kDecode || inputs.mode == ForwardMode::kTargetVerify ||
+      (inputs.mode == ForwardMode::kDraftExtend && !inputs.spec.accept_lengths.empty());
+  if (!(extend.empty() && extend_optional)) {
+    if (extend.empty() && inputs.mode == ForwardMode::kDraftExtend && batch_size > 0) {
+      return absl::InvalidArgumentError(
+          "DRAFT_EXTEND needs extend_seq_lens or spec.accept_lengths; both are empty");
+    }
+    RETURN_IF_ERROR(CheckCount("extend_seq_lens", extend.size(), batch_size));
+  }
+  std::vector<int32_t> new_tokens(batch_size);
+  for (size_t i = 0; i < batch_size; ++i) {
+    const int32_t required = RequiredNewTokens(inputs.mode, inputs.spec, i);
+    if (extend.empty()) {
+      new_tokens[i] = required;
+      continue;
+    }
+    if (extend[i] < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": extend_seq_lens[", i, "] = ", extend[i], " must be >= 1"));
+    }
+    if (required >= 0 && extend[i] != required) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": extend_seq_lens[", i, "] = ", extend[i], " but ",
+                       RequiredReason(inputs.mode, i), " = ", required));
+    }
+    new_tokens[i] = extend[i];
+  }
+
+  BatchDescriptor batch;
+  batch.mode = inputs.mode;
+  batch.page_size = pool.page_size();
+  batch.spec = inputs.spec;
+  batch.out_cache_loc = inputs.out_cache_loc;
+  batch.requests.reserve(batch_size);
+  for (size_t i = 0; i < batch_size; ++i) {
+    const int32_t seq_len = inputs.seq_lens[i];
+    if (seq_len < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": seq_lens[", i, "] = ", seq_len, " is negative"));
+    }
+    int32_t prefix_len = seq_len;
+    if (convention == SeqLensConvention::kIncludesNewTokens) {
+      prefix_len = seq_len - new_tokens[i];
+      if (prefix_len < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "request ", i, ": seq_lens[", i, "] = ", seq_len, " minus new_tokens ", new_tokens[i],
+            " gives prefix_len ", prefix_len,
+            " (seq_lens_convention=includes_new_tokens): seq_lens must count this step's "
+            "tokens"));
+      }
+    }
+    batch.requests.push_back(RequestEntry{
+        .row = inputs.req_pool_indices[i], .prefix_len = prefix_len, .new_tokens = new_tokens[i]});
+  }
+  if (inputs.positions.empty()) {
+    for (const RequestEntry& r : batch.requests) {
+      for (int32_t j = 0; j < r.new_tokens; ++j) batch.positions.push_back(r.prefix_len + j);
+    }
+  } else {
+    batch.positions = inputs.positions;
+  }
+  const ConventionContext context{convention, inputs.seq_lens};
+  RETURN_IF_ERROR(ValidateImpl(batch, pool, &context));
+  return batch;
+}
+
+absl::Status ValidateBatchDescriptor(const BatchDescriptor& batch, const KvPagePool& pool) {
+  return ValidateImpl(batch, pool, /*context=*/nullptr);
+}
+
+}  // namespace paged_attention

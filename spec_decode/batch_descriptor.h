@@ -1,0 +1,155 @@
+// The batch descriptor: an explicit, self-checking statement of what one
+// forward step reads and writes, which the planner consumes instead of
+// engine-style `seq_lens`.
+//
+// Why. Upstream SGLang could not agree what `seq_lens` means in
+// DRAFT_EXTEND_V2: PR #26512 added the extend lengths, PR #26628 reverted it
+// (production had already added them: a double count), PR #26651 moved the
+// fix. A planner that guesses is silently wrong for someone (~0.55 max abs
+// error, or reads past the written rows). Here every request carries its
+// prefix length and its new-token count as two separate fields, and building
+// a descriptor from engine inputs requires the caller to *name* the seq_lens
+// convention; the result is then checked against the page pool: the slots
+// this step writes must be exactly req_to_token[row][prefix .. prefix + new).
+// A wrong convention fails that check with an error naming the request.
+//
+//   EngineBatchInputs in;            // filled from the engine's batch
+//   in.mode = ForwardMode::kDraftExtendV2;
+//   in.seq_lens_convention = SeqLensConvention::kIncludesNewTokens;
+//   ...
+//   ASSIGN_OR_RETURN(BatchDescriptor batch, BuildBatchDescriptor(in, pool));
+//
+// What seq_lens means on each upstream engine path (name it accordingly):
+//
+// | mode | new tokens per request | upstream seq_lens |
+// |---|---|---|
+// | EXTEND, MIXED | extend_seq_lens[i] (>= 1) | includes new tokens |
+// | DECODE | 1 | includes new tokens (scheduler bumps it first) |
+// | DECODE, draft step s | 1 | committed length L only; see below |
+// | TARGET_VERIFY | spec.num_draft_tokens | prefix only; the planner adds the draft tokens |
+// | DRAFT_EXTEND (V1) | spec.accept_lengths[i] + 1 | includes new tokens (after acceptance) |
+// | DRAFT_EXTEND_V2 | spec.num_draft_tokens | both occur in the wild (*) |
+// | IDLE | (no requests) | (empty) |
+//
+// (*) Production raises seq_lens by num_draft_tokens before the forward
+// (includes new tokens); the pre-#26651 test fixture and the multi-layer
+// EAGLE harness pass the prefix only.
+//
+// Draft decode step s (DECODE with spec.draft_step = s >= 0): upstream passes
+// the committed length L and the backend adds s + 1. We do not special-case
+// it: the caller passes this step's seq_lens under the named convention, i.e.
+// seq_lens = L + s with kPrefixOnly or L + s + 1 with kIncludesNewTokens
+// (the step writes token L + s, reserved as a draft slot in the pool).
+// spec.draft_step is informational (it is carried to the planner, and only
+// allowed on DECODE batches).
+//
+// Host arrays are the source of truth; device copies are derived from them by
+// the planner. Host-only; nothing here is used inside CUDA-graph capture.
+#ifndef SPEC_DECODE_BATCH_DESCRIPTOR_H_
+#define SPEC_DECODE_BATCH_DESCRIPTOR_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "kv_cache/page_pool.h"
+#include "spec_decode/forward_mode.h"
+
+namespace paged_attention {
+
+// What engine-style seq_lens[i] counts.
+enum class SeqLensConvention {
+  kPrefixOnly,         // tokens in the cache before this step
+  kIncludesNewTokens,  // prefix + this step's new tokens
+};
+
+// "prefix_only" / "includes_new_tokens", as used in error messages.
+absl::string_view SeqLensConventionName(SeqLensConvention convention);
+
+// Speculative-decoding information of a step.
+struct SpecInfo {
+  // Draft tokens per request: what TARGET_VERIFY verifies and DRAFT_EXTEND_V2
+  // extends; 0 outside speculative decoding.
+  int32_t num_draft_tokens = 0;
+  // Draft decode step index s >= 0 of a DECODE batch; -1: not a draft step.
+  int32_t draft_step = -1;
+  // EAGLE tree top-k. > 1 (tree verify / draft) is Unimplemented for now.
+  int32_t topk = 1;
+  // [batch] DRAFT_EXTEND only: accepted draft tokens per request, without the
+  // bonus token (the request extends accept_lengths[i] + 1 tokens). Empty
+  // elsewhere.
+  std::vector<int32_t> accept_lengths;
+};
+
+bool operator==(const SpecInfo& a, const SpecInfo& b);
+
+struct RequestEntry {
+  int32_t row = 0;         // row of req_to_token in the pool (>= 1)
+  int32_t prefix_len = 0;  // KV rows in the cache before this step
+  int32_t new_tokens = 0;  // K/V rows this step writes == query tokens (>= 1)
+
+  // KV rows attention reads after this step's write: prefix_len + new_tokens.
+  int32_t kv_len() const { return prefix_len + new_tokens; }
+};
+
+bool operator==(const RequestEntry& a, const RequestEntry& b);
+
+struct BatchDescriptor {
+  ForwardMode mode = ForwardMode::kIdle;
+  int32_t page_size = 0;               // the pool's page size
+  std::vector<RequestEntry> requests;  // [batch]
+  // [num_tokens] absolute position of each query token: prefix_len + j for
+  // the j-th new token of its request, request-major.
+  std::vector<int32_t> positions;
+  // [num_tokens] slot each new K/V row is written to, request-major:
+  // req_to_token[row][prefix_len + j].
+  std::vector<int32_t> out_cache_loc;
+  SpecInfo spec;
+
+  // Sum of new_tokens.
+  int32_t num_tokens() const;
+  int32_t batch_size() const { return static_cast<int32_t>(requests.size()); }
+};
+
+bool operator==(const BatchDescriptor& a, const BatchDescriptor& b);
+
+// Engine-style inputs (like SGLang's ForwardBatch), all host arrays.
+struct EngineBatchInputs {
+  ForwardMode mode = ForwardMode::kIdle;
+  // REQUIRED, no default: what seq_lens means (see the table above).
+  std::optional<SeqLensConvention> seq_lens_convention;
+  std::vector<int32_t> req_pool_indices;  // [batch] pool rows
+  std::vector<int32_t> seq_lens;          // [batch] per seq_lens_convention
+  // [batch] new tokens per request. May be empty for DECODE (1 each) and
+  // TARGET_VERIFY (num_draft_tokens each); for DRAFT_EXTEND it may be empty
+  // when spec.accept_lengths is given.
+  std::vector<int32_t> extend_seq_lens;
+  std::vector<int32_t> out_cache_loc;  // [num_tokens] slots written, request-major
+  std::vector<int32_t> positions;      // [num_tokens] or empty: derived as prefix + j
+  SpecInfo spec;
+};
+
+// Derives prefix_len / new_tokens per request from `inputs` under its named
+// convention, then checks the result with ValidateBatchDescriptor. Errors:
+// InvalidArgument naming the field, the request index and the value
+// (including "seq_lens_convention must be named" and, for a wrong convention,
+// the request whose written rows are not where the convention puts them);
+// Unimplemented for spec.topk > 1 in TARGET_VERIFY or a draft decode step.
+absl::StatusOr<BatchDescriptor> BuildBatchDescriptor(const EngineBatchInputs& inputs,
+                                                     const KvPagePool& pool);
+
+// Checks a descriptor against the pool: the page size; per mode, the spec
+// fields and each request's new_tokens; every row is an active request (not
+// the dummy row 0, no row twice); prefix_len >= 0 and new_tokens >= 1;
+// prefix_len + new_tokens within the row width and within the row's written
+// slots (Length + DraftLength); positions[k] = prefix_len + j; and
+// out_cache_loc of each request == req_to_token[row][prefix_len ..
+// prefix_len + new_tokens). InvalidArgument (Unimplemented for topk > 1).
+absl::Status ValidateBatchDescriptor(const BatchDescriptor& batch, const KvPagePool& pool);
+
+}  // namespace paged_attention
+
+#endif  // SPEC_DECODE_BATCH_DESCRIPTOR_H_

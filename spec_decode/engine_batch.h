@@ -1,0 +1,49 @@
+// Builds engine-style batch inputs the way an engine would, against a real
+// page pool: for the plan CLI, tests and benchmarks that need a consistent
+// (pool, EngineBatchInputs) pair for any mode and either seq_lens convention.
+//
+//   KvPagePool pool = ...;
+//   ASSIGN_OR_RETURN(EngineBatchInputs inputs,
+//       MakeEngineBatch(pool, ForwardMode::kDraftExtendV2,
+//                       SeqLensConvention::kIncludesNewTokens,
+//                       /*prefix_lens=*/{100, 5}, /*new_tokens=*/{4, 4},
+//                       SpecInfo{.num_draft_tokens = 4}));
+//   ASSIGN_OR_RETURN(BatchDescriptor batch, BuildBatchDescriptor(inputs, pool));
+#ifndef SPEC_DECODE_ENGINE_BATCH_H_
+#define SPEC_DECODE_ENGINE_BATCH_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "kv_cache/page_pool.h"
+#include "spec_decode/batch_descriptor.h"
+#include "spec_decode/forward_mode.h"
+
+namespace paged_attention {
+
+// Creates one pool request per entry of prefix_lens / new_tokens and fills in
+// the step as the engine would before the forward:
+// - the request is extended to its committed length: prefix_lens[i], or for a
+//   draft decode step s (DECODE with spec.draft_step = s >= 0) prefix_lens[i] - s;
+// - this step's slots are allocated: Extend (committed) for EXTEND, MIXED,
+//   DECODE and DRAFT_EXTEND; ReserveDraft for TARGET_VERIFY, DRAFT_EXTEND_V2
+//   and draft decode (which reserves s + new_tokens[i], the earlier steps'
+//   draft slots included).
+// Returns inputs with seq_lens in `convention`, extend_seq_lens = new_tokens
+// (left empty for DECODE and TARGET_VERIFY, as upstream does), out_cache_loc
+// = req_to_token[row][prefix .. prefix + new), positions = prefix + j, and
+// `spec`. IDLE takes empty spans. Mode rules (e.g. DECODE's one token) are
+// BuildBatchDescriptor's to check, not this function's. On error the
+// requests created so far are freed, so nothing leaks: InvalidArgument for
+// mismatched sizes or negative lengths, the pool's errors otherwise (e.g.
+// ResourceExhausted).
+absl::StatusOr<EngineBatchInputs> MakeEngineBatch(KvPagePool& pool, ForwardMode mode,
+                                                  SeqLensConvention convention,
+                                                  absl::Span<const int32_t> prefix_lens,
+                                                  absl::Span<const int32_t> new_tokens,
+                                                  const SpecInfo& spec);
+
+}  // namespace paged_attention
+
+#endif  // SPEC_DECODE_ENGINE_BATCH_H_

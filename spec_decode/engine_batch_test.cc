@@ -1,0 +1,200 @@
+#include "spec_decode/engine_batch.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kv_cache/page_pool.h"
+#include "spec_decode/batch_descriptor.h"
+#include "spec_decode/forward_mode.h"
+
+namespace paged_attention {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int32_t kNumDraftTokens = 4;
+
+// One step per mode, as an engine would run it.
+struct ModeCase {
+  std::string name;
+  ForwardMode mode;
+  std::vector<int32_t> prefix_lens;
+  std::vector<int32_t> new_tokens;
+  SpecInfo spec;
+};
+
+std::vector<ModeCase> AllModeCases() {
+  const SpecInfo draft{.num_draft_tokens = kNumDraftTokens};
+  return {
+      {"Extend", ForwardMode::kExtend, {0, 17, 5}, {9, 1, 30}, {}},
+      {"Mixed", ForwardMode::kMixed, {40, 0, 63}, {1, 12, 1}, {}},
+      {"Decode", ForwardMode::kDecode, {12, 0, 47}, {1, 1, 1}, {}},
+      {"DraftDecodeStep0",
+       ForwardMode::kDecode,
+       {12, 1, 47},
+       {1, 1, 1},
+       SpecInfo{.num_draft_tokens = kNumDraftTokens, .draft_step = 0}},
+      {"DraftDecodeStep2",
+       ForwardMode::kDecode,
+       {12, 3, 47},
+       {1, 1, 1},
+       SpecInfo{.num_draft_tokens = kNumDraftTokens, .draft_step = 2}},
+      {"TargetVerify", ForwardMode::kTargetVerify, {12, 0, 47}, {4, 4, 4}, draft},
+      {"DraftExtend",
+       ForwardMode::kDraftExtend,
+       {12, 3, 47},
+       {3, 1, 5},
+       SpecInfo{.num_draft_tokens = kNumDraftTokens, .accept_lengths = {2, 0, 4}}},
+      {"DraftExtendV2", ForwardMode::kDraftExtendV2, {12, 3, 47}, {4, 4, 4}, draft},
+  };
+}
+
+using RoundTripCase = std::tuple<ModeCase, int32_t, SeqLensConvention>;
+
+class EngineBatchRoundTripTest : public ::testing::TestWithParam<RoundTripCase> {
+ protected:
+  KvPagePool MakePool(int32_t page_size) {
+    absl::StatusOr<KvPagePool> pool =
+        KvPagePool::Create(PagePoolConfig{.num_pages = 1 + (400 + page_size - 1) / page_size + 8,
+                                          .page_size = page_size,
+                                          .max_requests = 8,
+                                          .max_context_len = 128,
+                                          .num_draft_tokens = kNumDraftTokens});
+    EXPECT_TRUE(pool.ok()) << pool.status();
+    EXPECT_TRUE(pool->ShufflePageOrder(page_size).ok());
+    return *std::move(pool);
+  }
+};
+
+TEST_P(EngineBatchRoundTripTest, BuildsTheDescriptorTheEngineMeant) {
+  const auto& [c, page_size, convention] = GetParam();
+  KvPagePool pool = MakePool(page_size);
+  absl::StatusOr<EngineBatchInputs> inputs =
+      MakeEngineBatch(pool, c.mode, convention, c.prefix_lens, c.new_tokens, c.spec);
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  EXPECT_EQ(inputs->mode, c.mode);
+  EXPECT_EQ(inputs->seq_lens_convention, convention);
+  const bool upstream_leaves_extend_empty =
+      c.mode == ForwardMode::kDecode || c.mode == ForwardMode::kTargetVerify;
+  EXPECT_EQ(inputs->extend_seq_lens.empty(), upstream_leaves_extend_empty);
+
+  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(*inputs, pool);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->batch_size(), static_cast<int32_t>(c.prefix_lens.size()));
+  EXPECT_EQ(batch->spec, c.spec);
+  size_t k = 0;
+  for (size_t i = 0; i < c.prefix_lens.size(); ++i) {
+    const RequestEntry& r = batch->requests[i];
+    EXPECT_EQ(r.row, inputs->req_pool_indices[i]);
+    EXPECT_EQ(r.prefix_len, c.prefix_lens[i]) << "request " << i;
+    EXPECT_EQ(r.new_tokens, c.new_tokens[i]) << "request " << i;
+    EXPECT_EQ(inputs->seq_lens[i],
+              convention == SeqLensConvention::kIncludesNewTokens ? r.kv_len() : r.prefix_len);
+    // The step's slots are allocated where the engine would have them.
+    const bool reserved = c.mode == ForwardMode::kTargetVerify ||
+                          c.mode == ForwardMode::kDraftExtendV2 || c.spec.draft_step >= 0;
+    const int32_t committed = reserved ? r.prefix_len - std::max(0, c.spec.draft_step) : r.kv_len();
+    EXPECT_EQ(*pool.Length(r.row), committed) << "request " << i;
+    EXPECT_EQ(*pool.Length(r.row) + *pool.DraftLength(r.row), r.kv_len()) << "request " << i;
+    for (int32_t j = 0; j < r.new_tokens; ++j, ++k) {
+      EXPECT_EQ(batch->out_cache_loc[k], *pool.Slot(r.row, r.prefix_len + j));
+      EXPECT_EQ(batch->positions[k], r.prefix_len + j);
+    }
+  }
+  EXPECT_EQ(static_cast<size_t>(batch->num_tokens()), k);
+  EXPECT_TRUE(ValidateBatchDescriptor(*batch, pool).ok());
+
+  // Declared with the other convention, the same batch is rejected.
+  EngineBatchInputs wrong = *inputs;
+  wrong.seq_lens_convention = convention == SeqLensConvention::kIncludesNewTokens
+                                  ? SeqLensConvention::kPrefixOnly
+                                  : SeqLensConvention::kIncludesNewTokens;
+  absl::StatusOr<BatchDescriptor> rejected = BuildBatchDescriptor(wrong, pool);
+  ASSERT_FALSE(rejected.ok()) << "wrong convention accepted";
+  EXPECT_EQ(rejected.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(rejected.status().message()), HasSubstr("request "));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllModes, EngineBatchRoundTripTest,
+    ::testing::Combine(::testing::ValuesIn(AllModeCases()), ::testing::Values(1, 3, 16, 64, 256),
+                       ::testing::Values(SeqLensConvention::kPrefixOnly,
+                                         SeqLensConvention::kIncludesNewTokens)),
+    [](const ::testing::TestParamInfo<RoundTripCase>& info) {
+      return absl::StrCat(std::get<0>(info.param).name, "_page", std::get<1>(info.param), "_",
+                          std::get<2>(info.param) == SeqLensConvention::kPrefixOnly
+                              ? "PrefixOnly"
+                              : "IncludesNewTokens");
+    });
+
+KvPagePool SmallPool() {
+  absl::StatusOr<KvPagePool> pool =
+      KvPagePool::Create(PagePoolConfig{.num_pages = 5,
+                                        .page_size = 4,
+                                        .max_requests = 4,
+                                        .max_context_len = 32,
+                                        .num_draft_tokens = kNumDraftTokens});
+  EXPECT_TRUE(pool.ok()) << pool.status();
+  return *std::move(pool);
+}
+
+TEST(EngineBatchTest, IdleBatchIsEmptyAndBuilds) {
+  KvPagePool pool = SmallPool();
+  absl::StatusOr<EngineBatchInputs> inputs =
+      MakeEngineBatch(pool, ForwardMode::kIdle, SeqLensConvention::kPrefixOnly, {}, {}, {});
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  EXPECT_TRUE(inputs->req_pool_indices.empty());
+  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(*inputs, pool);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(batch->batch_size(), 0);
+}
+
+TEST(EngineBatchTest, MakeFailsWhenSizesDiffer) {
+  KvPagePool pool = SmallPool();
+  absl::StatusOr<EngineBatchInputs> inputs = MakeEngineBatch(
+      pool, ForwardMode::kExtend, SeqLensConvention::kPrefixOnly, {1, 2}, {1, 2, 3}, {});
+  ASSERT_EQ(inputs.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(inputs.status().message()),
+              HasSubstr("prefix_lens has 2 entries, new_tokens has 3"));
+}
+
+TEST(EngineBatchTest, MakeFailsOnNegativeLength) {
+  KvPagePool pool = SmallPool();
+  absl::StatusOr<EngineBatchInputs> inputs = MakeEngineBatch(
+      pool, ForwardMode::kExtend, SeqLensConvention::kPrefixOnly, {1, -1}, {1, 2}, {});
+  ASSERT_EQ(inputs.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(inputs.status().message()),
+              HasSubstr("request 1: prefix_lens[1] = -1, new_tokens[1] = 2 must not be negative"));
+  EXPECT_EQ(pool.active_requests(), 0);
+  EXPECT_EQ(pool.used_pages(), 0);
+}
+
+TEST(EngineBatchTest, MakeFailsWhenDraftStepExceedsPrefix) {
+  KvPagePool pool = SmallPool();
+  absl::StatusOr<EngineBatchInputs> inputs =
+      MakeEngineBatch(pool, ForwardMode::kDecode, SeqLensConvention::kPrefixOnly, {1}, {1},
+                      SpecInfo{.num_draft_tokens = kNumDraftTokens, .draft_step = 2});
+  ASSERT_EQ(inputs.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(inputs.status().message()),
+              HasSubstr("request 0: prefix_lens[0] = 1 is shorter than spec.draft_step = 2"));
+}
+
+TEST(EngineBatchTest, MakeFailsWhenPoolIsExhaustedAndFreesWhatItCreated) {
+  KvPagePool pool = SmallPool();  // 4 usable pages of 4 slots
+  absl::StatusOr<EngineBatchInputs> inputs = MakeEngineBatch(
+      pool, ForwardMode::kExtend, SeqLensConvention::kIncludesNewTokens, {8, 4}, {4, 4}, {});
+  ASSERT_EQ(inputs.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(inputs.status().message()), HasSubstr("Extend(row=2"));
+  EXPECT_EQ(pool.active_requests(), 0);
+  EXPECT_EQ(pool.used_pages(), 0);
+}
+
+}  // namespace
+}  // namespace paged_attention

@@ -26,8 +26,8 @@ struct AttentionMetadata {
   // Sizes the kernel grid; exact counts come from cu_seqlens_q.
   int32_t max_seq_len_q = 0;
   // max_i cache_seqlens[i]: per-request sums (prefix + new), never
-  // max(prefix) + max(new). Graph: the value for the current replay, <= the
-  // page table's capacity (max_pages_per_request * page_size).
+  // max(prefix) + max(new). Graph: the capacity (the request-to-token row
+  // width); the replay's own maximum is reported by the graph state.
   int32_t max_seq_len_k = 0;
   // Token slots per page of the KV pool.
   int32_t page_size = 0;

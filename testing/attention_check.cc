@@ -1,0 +1,73 @@
+#include "testing/attention_check.h"
+
+#include <cmath>
+#include <limits>
+
+namespace paged_attention {
+
+std::vector<LogicalRequest> LogicalRequestsOf(const KvPagePool& pool, const BatchDescriptor& batch,
+                                              const AttentionData& data) {
+  const int64_t q_row = int64_t{data.num_q_heads} * data.head_dim;
+  std::vector<LogicalRequest> requests;
+  int64_t token = 0;
+  for (const RequestEntry& entry : batch.requests) {
+    LogicalRequest request;
+    request.q_len = entry.new_tokens;
+    request.k_len = entry.prefix_len + entry.new_tokens;
+    for (int64_t e = 0; e < request.q_len * q_row; ++e) {
+      request.q.push_back(ReadElement(data.q.data(), data.dtype, token * q_row + e));
+    }
+    token += request.q_len;
+    for (int32_t t = 0; t < request.k_len; ++t) {
+      const int64_t slot = pool.Slot(entry.row, t).value();
+      for (int32_t h = 0; h < data.num_kv_heads; ++h) {
+        for (int32_t c = 0; c < data.head_dim; ++c) {
+          request.k.push_back(data.kv.AtDouble(KvTensor::kKey, slot, h, c));
+          request.v.push_back(data.kv.AtDouble(KvTensor::kValue, slot, h, c));
+        }
+      }
+    }
+    requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
+PagedAttentionArgs HostArgs(const AttentionData& data, const AttentionMetadata& metadata,
+                            const AttentionOptions& options) {
+  PagedAttentionArgs args;
+  args.dtype = data.dtype;
+  args.num_q_heads = data.num_q_heads;
+  args.num_kv_heads = data.num_kv_heads;
+  args.head_dim = data.head_dim;
+  args.num_pages = data.kv.layout().num_pages;
+  args.q = data.q.data();
+  args.k_cache = data.kv.k_data();
+  args.v_cache = data.kv.v_data();
+  args.metadata = metadata;
+  args.options = options;
+  return args;
+}
+
+AttentionOptions DefaultOptions(int32_t head_dim) {
+  AttentionOptions options;
+  options.softmax_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  return options;
+}
+
+double MaxAbsDiff(absl::Span<const double> a, absl::Span<const double> b, int64_t count) {
+  if (count < 0) count = static_cast<int64_t>(std::min(a.size(), b.size()));
+  if (a.size() < static_cast<size_t>(count) || b.size() < static_cast<size_t>(count)) {
+    return std::numeric_limits<double>::infinity();
+  }
+  double worst = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    // Equal infinities (lse = -inf where nothing is visible) agree.
+    if (a[i] == b[i]) continue;
+    const double diff = std::fabs(a[i] - b[i]);
+    if (std::isnan(diff)) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, diff);
+  }
+  return worst;
+}
+
+}  // namespace paged_attention

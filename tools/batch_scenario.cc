@@ -48,7 +48,8 @@ absl::StatusOr<Scenario> BuildScenario(const ScenarioSpec& spec) {
   PagePoolConfig config;
   config.page_size = spec.page_size;
   config.max_requests = spec.max_requests > 0 ? spec.max_requests : bs + 2;
-  config.num_draft_tokens = std::max(spec.spec.num_draft_tokens, 1);
+  config.num_draft_tokens =
+      spec.draft_headroom > 0 ? spec.draft_headroom : std::max(spec.spec.num_draft_tokens, 1);
   config.max_context_len = spec.max_context_len > 0
                                ? spec.max_context_len
                                : static_cast<int32_t>(std::max<int64_t>(longest, 1));

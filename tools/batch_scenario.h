@@ -37,6 +37,7 @@ struct ScenarioSpec {
   int32_t max_context_len = 0;
   int32_t num_pages = 0;
   int32_t max_requests = 0;
+  int32_t draft_headroom = 0;  // slots past max_context_len; 0: spec.num_draft_tokens
 };
 
 struct Scenario {

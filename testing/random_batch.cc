@@ -25,6 +25,18 @@ std::vector<ModeCase> AllModeCases() {
   return cases;
 }
 
+int32_t MaxQLenFor(const ModeCase& mode_case, const RandomBatchLimits& limits) {
+  switch (mode_case.mode) {
+    case ForwardMode::kExtend:
+    case ForwardMode::kMixed:
+      return limits.max_extend;
+    case ForwardMode::kDecode:
+      return 1;
+    default:
+      return limits.num_draft_tokens;
+  }
+}
+
 ScenarioSpec RandomScenarioSpec(const ModeCase& mode_case, int32_t page_size,
                                 const RandomBatchLimits& limits, std::mt19937_64& rng) {
   auto uniform = [&rng](int32_t lo, int32_t hi) {

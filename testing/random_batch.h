@@ -33,6 +33,10 @@ struct RandomBatchLimits {
   int32_t num_draft_tokens = 4;  // TARGET_VERIFY / DRAFT_EXTEND(_V2) / draft steps
 };
 
+// The most query tokens one request of `mode_case` can have under `limits`
+// (the max_q_len a CUDA graph for it is captured with).
+int32_t MaxQLenFor(const ModeCase& mode_case, const RandomBatchLimits& limits);
+
 // Random lengths for `mode_case`: skewed on purpose (one long request among
 // short ones about half the time) and with prefixes ending on page boundaries
 // and one past them.

@@ -74,7 +74,8 @@ export LD_LIBRARY_PATH="\$PWD/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 status=0
 for benchmark in ${benchmarks[*]}; do
   echo "=== \$benchmark"
-  ./bin/\$benchmark --benchmark_out="\$out_dir/\$benchmark.json" --benchmark_out_format=json "\$@" || status=1
+  ./bin/\$benchmark --benchmark_out="\$out_dir/\$benchmark.json" --benchmark_out_format=json \\
+    --benchmark_context=git_revision=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) "\$@" || status=1
 done
 exit \$status
 RUNNER

@@ -1,6 +1,8 @@
 #include "attention/planner/graph_metadata.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "attention/base/cuda_status.h"
@@ -33,12 +35,44 @@ absl::Status CheckConfig(const GraphCaptureConfig& config) {
   RETURN_IF_ERROR(positive("page_size", config.page_size));
   RETURN_IF_ERROR(positive("row_width", config.row_width));
   RETURN_IF_ERROR(positive("num_rows", config.num_rows));
+  // The metadata is int32: cu_seqlens_q / cu_seqlens_k sum up to capacity *
+  // max_q_len / capacity * row_width, and the page table has capacity *
+  // ceil(row_width / page_size) entries.
+  constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+  auto product_fits = [&](const char* a, int64_t a_value, const char* b, int64_t b_value,
+                          const char* what) -> absl::Status {
+    if (a_value * b_value <= kInt32Max) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat("GraphCaptureConfig.", a, " = ", a_value, " * ",
+                                                   b, " = ", b_value, " = ", a_value * b_value, " ",
+                                                   what, " do not fit int32"));
+  };
+  RETURN_IF_ERROR(product_fits("max_batch_size", config.max_batch_size, "max_q_len",
+                               config.max_q_len, "query tokens"));
+  RETURN_IF_ERROR(product_fits("max_batch_size", config.max_batch_size, "row_width",
+                               config.row_width, "key rows"));
+  if (int64_t{config.row_width} + config.page_size > kInt32Max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GraphCaptureConfig.row_width = ", config.row_width,
+                     " + page_size = ", config.page_size, " overflows int32"));
+  }
   return absl::OkStatus();
 }
 
 int32_t CeilDiv(int32_t a, int32_t b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+GraphCaptureConfig CaptureConfigForPool(const KvPagePool& pool, int32_t max_batch_size,
+                                        int32_t max_q_len, const PlannerConfig& planner) {
+  GraphCaptureConfig config;
+  config.max_batch_size = max_batch_size;
+  config.max_q_len = max_q_len;
+  config.page_size = pool.page_size();
+  config.row_width = pool.row_width();
+  config.num_rows = pool.max_requests();
+  config.planner = planner;
+  return config;
+}
 
 GraphMetadataState::GraphMetadataState(const GraphCaptureConfig& config)
     : config_(config), staging_(LengthsLayout(config.max_batch_size).total, 0) {}
@@ -114,21 +148,26 @@ absl::Status GraphMetadataState::Replay(const BatchDescriptor& batch, const KvPa
   // the previous replay intact.
   for (int32_t i = 0; i < live; ++i) {
     const RequestEntry& request = batch.requests[i];
-    const RequestExtent extent = ExtentOf(request);
     if (request.row < 0 || request.row >= config_.num_rows) {
       return absl::InvalidArgumentError(absl::StrCat("request ", i, ": row ", request.row,
                                                      " is outside the table's ", config_.num_rows,
                                                      " rows"));
     }
-    if (extent.q_len < 0 || extent.q_len > config_.max_q_len) {
+    if (request.new_tokens < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": new_tokens = ", request.new_tokens, " is negative"));
+    }
+    if (request.new_tokens > config_.max_q_len) {
       return absl::FailedPreconditionError(
-          absl::StrCat("request ", i, ": ", extent.q_len,
+          absl::StrCat("request ", i, ": ", request.new_tokens,
                        " query tokens exceed the captured max_q_len of ", config_.max_q_len));
     }
-    if (request.prefix_len < 0 || extent.k_len < 1 || extent.k_len > config_.row_width) {
+    // int64: ExtentOf's int32 sum is only safe once this holds.
+    const int64_t k_len = int64_t{request.prefix_len} + request.new_tokens;
+    if (request.prefix_len < 0 || k_len < 1 || k_len > config_.row_width) {
       return absl::InvalidArgumentError(absl::StrCat(
           "request ", i, ": prefix ", request.prefix_len, " + new ", request.new_tokens, " = ",
-          extent.k_len, " rows is outside [1, row width ", config_.row_width, "]"));
+          k_len, " rows is outside [1, row width ", config_.row_width, "]"));
     }
   }
 

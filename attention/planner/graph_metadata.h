@@ -50,8 +50,16 @@ struct GraphCaptureConfig {
   PlannerConfig planner;       // for the split-KV plan, made for the capacity
 };
 
+// A capture config for graphs over `pool`'s table: its page size, row width and
+// rows, for up to `max_batch_size` requests of up to `max_q_len` queries.
+GraphCaptureConfig CaptureConfigForPool(const KvPagePool& pool, int32_t max_batch_size,
+                                        int32_t max_q_len, const PlannerConfig& planner = {});
+
 class GraphMetadataState {
  public:
+  // Both captures: InvalidArgument naming the GraphCaptureConfig field for a
+  // non-positive field or capacities whose int32 metadata would overflow
+  // (max_batch_size * max_q_len or max_batch_size * row_width > INT32_MAX).
   // Buffers on the GPU; `device_req_to_token` is the engine's device copy of
   // the pool's table ([num_rows, row_width] int32), read at every replay.
   static absl::StatusOr<std::unique_ptr<GraphMetadataState>> CaptureOnDevice(

@@ -20,21 +20,13 @@ constexpr int32_t kMaxBatch = 16;
 
 class GraphMetadataGpuTest : public GpuTest {};
 
+// Room for the largest random batch: kMaxBatch requests of up to 4x800 + 64
+// tokens at page size 1.
 ScenarioSpec FixedPool(ScenarioSpec spec) {
   spec.max_context_len = 4096;
-  spec.num_pages = 8192;
+  spec.num_pages = 65536;
   spec.max_requests = kMaxBatch + 4;
   return spec;
-}
-
-GraphCaptureConfig CaptureConfigFor(const KvPagePool& pool, int32_t max_q_len) {
-  GraphCaptureConfig config;
-  config.max_batch_size = kMaxBatch;
-  config.max_q_len = max_q_len;
-  config.page_size = pool.page_size();
-  config.row_width = pool.row_width();
-  config.num_rows = pool.max_requests();
-  return config;
 }
 
 TEST_F(GraphMetadataGpuTest, DeviceGatherMatchesHostGatherOverRandomBatches) {
@@ -59,10 +51,11 @@ TEST_F(GraphMetadataGpuTest, DeviceGatherMatchesHostGatherOverRandomBatches) {
           device_table =
               DeviceBuffer::Allocate(pool.req_to_token().size() * sizeof(int32_t), "req_to_token")
                   .value();
-          device_state = GraphMetadataState::CaptureOnDevice(CaptureConfigFor(pool, 8),
-                                                             device_table.as<int32_t>())
+          device_state = GraphMetadataState::CaptureOnDevice(
+                             CaptureConfigForPool(pool, kMaxBatch, 8), device_table.as<int32_t>())
                              .value();
-          host_state = GraphMetadataState::CaptureOnHost(CaptureConfigFor(pool, 8)).value();
+          host_state =
+              GraphMetadataState::CaptureOnHost(CaptureConfigForPool(pool, kMaxBatch, 8)).value();
         }
         ASSERT_TRUE(device_table
                         .CopyFromHost(pool.req_to_token().data(),
@@ -106,9 +99,9 @@ TEST_F(GraphMetadataGpuTest, ReplayNeitherAllocatesDeviceMemoryNorWaitsForTheStr
       device_table
           .CopyFromHost(pool.req_to_token().data(), pool.req_to_token().size() * sizeof(int32_t))
           .ok());
-  auto state =
-      GraphMetadataState::CaptureOnDevice(CaptureConfigFor(pool, 4), device_table.as<int32_t>())
-          .value();
+  auto state = GraphMetadataState::CaptureOnDevice(CaptureConfigForPool(pool, kMaxBatch, 4),
+                                                   device_table.as<int32_t>())
+                   .value();
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   ASSERT_TRUE(state->Replay(scenario.batch, pool, stream).ok());

@@ -1,0 +1,9 @@
+// One instantiation per file so nvcc builds them in parallel.
+#include "attention/kernel/paged_attention_kernel.cuh"
+
+namespace paged_attention {
+
+template cudaError_t LaunchPagedAttentionKernel<DType::kFloat16, 256>(const PagedAttentionParams&,
+                                                                      cudaStream_t);
+
+}  // namespace paged_attention

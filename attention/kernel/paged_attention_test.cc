@@ -1,0 +1,384 @@
+// GPU tests of the paged attention kernel against the float64 host executor
+// (testing/host_executor.h) on random paged batches whose unused pool slots
+// hold NaN. Criterion (FlashAttention-3): max abs error <= 2x that of
+// PyTorch-style low-precision math on the same inputs, + 1e-5.
+#include "attention/kernel/paged_attention.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "attention/base/device_buffer.h"
+#include "attention/base/device_info.h"
+#include "attention/kernel/paged_attention_testing.h"
+#include "attention/planner/split_plan.h"
+#include "gtest/gtest.h"
+#include "testing/gpu_test.h"
+#include "testing/host_executor.h"
+
+namespace paged_attention {
+namespace {
+
+constexpr double kAbsSlack = 1e-5;
+
+int32_t NumSms() {
+  absl::StatusOr<DeviceInfo> info = QueryDevice(0);
+  return info.ok() ? info->multiprocessor_count : 132;
+}
+
+std::string ModeName(const AttentionOptions& options) {
+  if (options.mask == MaskMode::kNonCausal) return "non_causal";
+  std::string name = "causal";
+  if (options.window_left >= 0) absl::StrAppend(&name, "_window", options.window_left);
+  if (options.softcap > 0) absl::StrAppend(&name, "_softcap", options.softcap);
+  return name;
+}
+
+struct Reference {
+  HostAttentionResult exact;
+  std::vector<double> low_precision;
+  ErrorStats low_precision_error;
+  int64_t out_count = 0;  // elements of the live tokens
+};
+
+Reference ComputeReference(const HostBatch& batch) {
+  Reference ref;
+  const PagedAttentionArgs args = batch.Args();
+  absl::StatusOr<HostAttentionResult> exact = ParallelHostReference(args);
+  EXPECT_TRUE(exact.ok()) << exact.status();
+  if (exact.ok()) ref.exact = *std::move(exact);
+  ref.low_precision = LowPrecisionReference(args);
+  ref.out_count = int64_t{batch.cu_seqlens_q.back()} * args.num_q_heads * args.head_dim;
+  ref.low_precision_error = CompareToReference(ref.low_precision, ref.exact.out, ref.out_count);
+  return ref;
+}
+
+// Checks one kernel result: the error criterion on out, exact zeros where no
+// key is visible, LSE against the float64 one (-inf exactly where empty).
+void ExpectMatchesReference(const HostBatch& batch, const Reference& ref,
+                            const std::vector<float>& out, const std::vector<float>& lse,
+                            const std::string& what) {
+  SCOPED_TRACE(what);
+  const ErrorStats error = CompareToReference(out, ref.exact.out, ref.out_count);
+  const double bound = 2.0 * ref.low_precision_error.max_abs + kAbsSlack;
+  EXPECT_EQ(error.non_finite, 0) << error.ToString();
+  EXPECT_LE(error.max_abs, bound) << "kernel " << error.ToString() << " vs low-precision "
+                                  << ref.low_precision_error.ToString();
+  // One line per check, for the notes: kernel error, low-precision error, ratio.
+  std::printf(
+      "ERRSTAT %s/%s kernel_max_abs %.3g kernel_rel_l2 %.3g lowp_max_abs %.3g "
+      "lowp_rel_l2 %.3g ratio %.3f\n",
+      ::testing::UnitTest::GetInstance()->current_test_info()->name(), what.c_str(), error.max_abs,
+      error.rel_l2, ref.low_precision_error.max_abs, ref.low_precision_error.rel_l2,
+      error.max_abs / (ref.low_precision_error.max_abs + kAbsSlack));
+  const int32_t hq = batch.spec.num_q_heads, d = batch.spec.head_dim;
+  const int32_t total_q = batch.metadata.total_q_tokens;
+  const int32_t live_q = batch.cu_seqlens_q.back();
+  int64_t lse_failures = 0, zero_failures = 0;
+  for (int32_t h = 0; h < hq; ++h) {
+    for (int32_t t = 0; t < live_q; ++t) {
+      const double want = ref.exact.lse[int64_t{h} * total_q + t];
+      const float got = lse[int64_t{h} * total_q + t];
+      if (std::isinf(want)) {
+        if (!(std::isinf(got) && got < 0)) ++lse_failures;
+        for (int32_t c = 0; c < d; ++c) {
+          if (out[(int64_t{t} * hq + h) * d + c] != 0.0f) ++zero_failures;
+        }
+      } else if (!(std::abs(got - want) <= 1e-3 + 1e-4 * std::abs(want))) {
+        if (lse_failures < 5)
+          ADD_FAILURE() << "lse head " << h << " token " << t << ": " << got << " vs " << want;
+        ++lse_failures;
+      }
+    }
+  }
+  EXPECT_EQ(lse_failures, 0);
+  EXPECT_EQ(zero_failures, 0) << "rows without visible keys must be exactly zero";
+}
+
+struct KernelOutput {
+  std::vector<float> out, lse;
+};
+
+KernelOutput RunOnDevice(DeviceBatch& device, int32_t num_kv_splits) {
+  KernelOutput result;
+  absl::Status status = device.PoisonOutputs();
+  EXPECT_TRUE(status.ok()) << status;
+  status = device.Run(num_kv_splits);
+  EXPECT_TRUE(status.ok()) << status;
+  absl::StatusOr<std::vector<float>> out = device.DownloadOut();
+  absl::StatusOr<std::vector<float>> lse = device.DownloadLse();
+  EXPECT_TRUE(out.ok() && lse.ok());
+  if (out.ok()) result.out = *std::move(out);
+  if (lse.ok()) result.lse = *std::move(lse);
+  return result;
+}
+
+// Runs `spec` with each split count and checks every result against the
+// reference and the split results against each other.
+void CheckBatch(const BatchSpec& spec, const std::vector<int32_t>& split_counts) {
+  const HostBatch batch = MakeRandomBatch(spec);
+  const Reference ref = ComputeReference(batch);
+  const int32_t max_splits = *std::max_element(split_counts.begin(), split_counts.end());
+  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch, max_splits);
+  ASSERT_TRUE(device.ok()) << device.status();
+  std::vector<KernelOutput> outputs;
+  for (int32_t splits : split_counts) {
+    outputs.push_back(RunOnDevice(*device, splits));
+    ExpectMatchesReference(batch, ref, outputs.back().out, outputs.back().lse,
+                           absl::StrCat("splits", splits));
+  }
+  // Split counts agree with each other to rounding (bf16/fp16 output ulps).
+  for (size_t i = 1; i < outputs.size(); ++i) {
+    std::vector<double> first(outputs[0].out.begin(), outputs[0].out.end());
+    const ErrorStats diff = CompareToReference(outputs[i].out, first, ref.out_count);
+    EXPECT_LE(diff.max_abs, 2.0 * ref.low_precision_error.max_abs + kAbsSlack)
+        << "splits " << split_counts[i] << " vs " << split_counts[0] << ": " << diff.ToString();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Sweep: dtype x head_dim x page size; GQA ratio and mode vary with the case.
+
+using SweepParam = std::tuple<DType, int32_t, int32_t>;  // dtype, head_dim, page_size
+
+class PagedAttentionSweepTest : public GpuTestWithParam<SweepParam> {};
+
+TEST_P(PagedAttentionSweepTest, MatchesReferenceForEveryModeAndSplitCount) {
+  const auto [dtype, head_dim, page_size] = GetParam();
+  // (q heads, kv heads): MHA, GQA 4, GQA 8, MQA.
+  const std::vector<std::pair<int32_t, int32_t>> head_configs = {{4, 4}, {8, 2}, {16, 2}, {8, 1}};
+  std::vector<AttentionOptions> modes(4);
+  modes[1].mask = MaskMode::kNonCausal;
+  modes[2].window_left = 37;
+  modes[3].softcap = 5.0f;
+  const int32_t case_index = (dtype == DType::kFloat16 ? 1 : 0) + head_dim / 64 + page_size;
+  std::mt19937 rng(1000 + case_index);
+  for (int variant = 0; variant < 2; ++variant) {
+    BatchSpec spec;
+    spec.dtype = dtype;
+    spec.head_dim = head_dim;
+    spec.page_size = page_size;
+    std::tie(spec.num_q_heads, spec.num_kv_heads) = head_configs[(case_index + variant) % 4];
+    // Always causal plus one other mode.
+    spec.options = modes[variant == 0 ? 0 : 1 + case_index % 3];
+    spec.seed = rng();
+    // Decode / verify / draft-extend lengths 1..8, one extend of 40 tokens,
+    // one short request, one longer (skewed).
+    for (int32_t q = 1; q <= 8; ++q) {
+      spec.q_lens.push_back(q);
+      spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(q, 600)(rng));
+    }
+    spec.q_lens.push_back(40);
+    spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(40, 300)(rng));
+    spec.q_lens.push_back(2);
+    spec.k_lens.push_back(2);
+    spec.q_lens.push_back(3);
+    spec.k_lens.push_back(1500 + variant * 333);
+    SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " hd", head_dim, " page", page_size, " heads ",
+                              spec.num_q_heads, "/", spec.num_kv_heads, " ",
+                              ModeName(spec.options)));
+    CheckBatch(spec, {1, 5, 64});
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKernels, PagedAttentionSweepTest,
+                         ::testing::Combine(::testing::Values(DType::kBFloat16, DType::kFloat16),
+                                            ::testing::Values(64, 128, 256),
+                                            ::testing::Values(1, 3, 16, 64, 256)),
+                         [](const ::testing::TestParamInfo<SweepParam>& info) {
+                           return absl::StrCat(DTypeName(std::get<0>(info.param)), "_hd",
+                                               std::get<1>(info.param), "_page",
+                                               std::get<2>(info.param));
+                         });
+
+// ---------------------------------------------------------------------------
+// Long prefill (EXTEND with hundreds of query tokens), tiled over query rows.
+
+using PrefillParam = std::tuple<DType, int32_t>;
+
+class PagedAttentionPrefillTest : public GpuTestWithParam<PrefillParam> {};
+
+TEST_P(PagedAttentionPrefillTest, LongPrefillMatchesReference) {
+  const auto [dtype, head_dim] = GetParam();
+  BatchSpec spec;
+  spec.dtype = dtype;
+  spec.head_dim = head_dim;
+  spec.num_q_heads = 4;
+  spec.num_kv_heads = 1;
+  spec.page_size = 16;
+  spec.q_lens = {512, 300, 1};
+  spec.k_lens = {512, 700, 900};
+  spec.seed = 7 + head_dim;
+  CheckBatch(spec, {1});
+  spec.options.window_left = 100;
+  spec.seed += 1;
+  CheckBatch(spec, {1, 3});
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKernels, PagedAttentionPrefillTest,
+                         ::testing::Combine(::testing::Values(DType::kBFloat16, DType::kFloat16),
+                                            ::testing::Values(64, 128, 256)),
+                         [](const ::testing::TestParamInfo<PrefillParam>& info) {
+                           return absl::StrCat(DTypeName(std::get<0>(info.param)), "_hd",
+                                               std::get<1>(info.param));
+                         });
+
+// ---------------------------------------------------------------------------
+
+class PagedAttentionGpuTest : public GpuTest {};
+
+TEST_F(PagedAttentionGpuTest, SkewedBatchOneLongManyShort) {
+  BatchSpec spec;
+  spec.num_q_heads = 32;
+  spec.num_kv_heads = 4;
+  spec.page_size = 16;
+  std::mt19937 rng(11);
+  spec.q_lens.push_back(4);
+  spec.k_lens.push_back(20000);
+  for (int i = 0; i < 15; ++i) {
+    const int32_t q = std::uniform_int_distribution<int32_t>(1, 4)(rng);
+    spec.q_lens.push_back(q);
+    spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(q, 200)(rng));
+  }
+  const int32_t splits = ChooseNumKvSplits(16, spec.num_kv_heads, 4, 20000, NumSms());
+  EXPECT_GT(splits, 1);
+  CheckBatch(spec, {1, splits});
+}
+
+TEST_F(PagedAttentionGpuTest, VerifyOver128kKeys) {
+  BatchSpec spec;
+  spec.num_q_heads = 8;
+  spec.num_kv_heads = 1;
+  spec.page_size = 64;
+  spec.q_lens = {4};
+  spec.k_lens = {131072};
+  spec.q_stddev = 3.0f;  // sharper softmax over the long range
+  const int32_t splits = ChooseNumKvSplits(1, 1, 4, 131072, NumSms());
+  EXPECT_GT(splits, 1);
+  CheckBatch(spec, {1, splits});
+}
+
+TEST_F(PagedAttentionGpuTest, RowsWithoutVisibleKeysAreZeroWithMinusInfLse) {
+  for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+    BatchSpec spec;
+    spec.dtype = dtype;
+    spec.num_q_heads = 8;
+    spec.num_kv_heads = 2;
+    spec.page_size = 16;
+    // Graph padding rows: k length 1 with several queries (3 of 4 see nothing);
+    // an empty KV; a padded row with no queries; a normal request.
+    spec.q_lens = {4, 2, 0, 3};
+    spec.k_lens = {1, 0, 1, 700};
+    CheckBatch(spec, {1, 4});
+  }
+}
+
+TEST_F(PagedAttentionGpuTest, EmptyBatchIsANoOp) {
+  BatchSpec spec;
+  spec.q_lens = {0, 0};
+  spec.k_lens = {5, 1};
+  spec.total_q_tokens = 4;  // capacity only
+  HostBatch batch = MakeRandomBatch(spec);
+  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch, 1);
+  ASSERT_TRUE(device.ok()) << device.status();
+  ASSERT_TRUE(device->PoisonOutputs().ok());
+  // total_q_tokens 0 and batch_size 0: nothing written.
+  PagedAttentionArgs args = device->args;
+  args.metadata.total_q_tokens = 0;
+  EXPECT_TRUE(LaunchPagedAttention(args, nullptr, 0, nullptr).ok());
+  args = device->args;
+  args.metadata.batch_size = 0;
+  args.q = args.k_cache = args.v_cache = nullptr;
+  args.out = nullptr;
+  EXPECT_TRUE(LaunchPagedAttention(args, nullptr, 0, nullptr).ok());
+  // Live batch with no query tokens: out stays untouched.
+  EXPECT_TRUE(device->Run(1).ok());
+  absl::StatusOr<std::vector<float>> out = device->DownloadOut();
+  ASSERT_TRUE(out.ok());
+  for (float value : *out) ASSERT_TRUE(std::isnan(value));
+}
+
+TEST_F(PagedAttentionGpuTest, RepeatedRunsAreBitIdentical) {
+  BatchSpec spec;
+  spec.q_lens = {1, 8, 5};
+  spec.k_lens = {3000, 2000, 64};
+  HostBatch batch = MakeRandomBatch(spec);
+  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch, 16);
+  ASSERT_TRUE(device.ok()) << device.status();
+  const KernelOutput first = RunOnDevice(*device, 16);
+  const KernelOutput second = RunOnDevice(*device, 16);
+  ASSERT_EQ(first.out.size(), second.out.size());
+  EXPECT_EQ(std::memcmp(first.out.data(), second.out.data(), first.out.size() * 4), 0);
+}
+
+// Capture with capacity metadata and short keys, rewrite the device arrays with
+// other lengths (keys much longer than at capture), replay: the result matches
+// the reference and is bit-identical to an eager launch on the same inputs.
+TEST_F(PagedAttentionGpuTest, GraphReplayWithLongerKeysMatchesEager) {
+  constexpr int32_t kBatch = 6;
+  BatchSpec spec;
+  spec.num_q_heads = 16;
+  spec.num_kv_heads = 2;
+  spec.page_size = 16;
+  spec.q_lens = {1, 2, 4, 1, 8, 1};
+  spec.k_lens = {100, 30, 64, 1, 200, 17};
+  spec.total_q_tokens = kBatch * 8;  // capacities
+  spec.max_seq_len_q = 8;
+  spec.max_pages_per_request = 8192 / 16;
+  const int32_t splits = ChooseNumKvSplits(kBatch, spec.num_kv_heads, 8, 8192, NumSms());
+  spec.num_kv_splits = splits;
+  HostBatch batch = MakeRandomBatch(spec);
+  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch, splits);
+  ASSERT_TRUE(device.ok()) << device.status();
+
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  PagedAttentionArgs capture_args = device->args;
+  capture_args.metadata.num_kv_splits = splits;
+  cudaGraph_t graph;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+  const absl::Status launch = LaunchPagedAttention(capture_args, device->workspace.data(),
+                                                   device->workspace.size_bytes(), stream);
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  ASSERT_TRUE(launch.ok()) << launch;
+  cudaGraphExec_t exec;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+
+  for (int replay = 0; replay < 3; ++replay) {
+    SCOPED_TRACE(absl::StrCat("replay ", replay));
+    std::vector<int32_t> q_lens = {8, 1, 3, 0, 5, 2};
+    std::vector<int32_t> k_lens = {8000, 5000 + replay * 1000, 3, 1, 300, 8192};
+    if (replay == 2) q_lens = {1, 1, 1, 1, 1, 1};
+    RefillBatch(q_lens, k_lens, 100 + replay, batch);
+    ASSERT_TRUE(device->Update(batch).ok());
+    const Reference ref = ComputeReference(batch);
+
+    ASSERT_TRUE(device->PoisonOutputs().ok());
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    absl::StatusOr<std::vector<float>> replay_out = device->DownloadOut();
+    absl::StatusOr<std::vector<float>> replay_lse = device->DownloadLse();
+    ASSERT_TRUE(replay_out.ok() && replay_lse.ok());
+    ExpectMatchesReference(batch, ref, *replay_out, *replay_lse, "replay");
+
+    const KernelOutput eager = RunOnDevice(*device, splits);
+    ASSERT_EQ(eager.out.size(), replay_out->size());
+    EXPECT_EQ(std::memcmp(eager.out.data(), replay_out->data(), ref.out_count * 4), 0)
+        << "eager and replay differ";
+    EXPECT_EQ(std::memcmp(eager.lse.data(), replay_lse->data(), eager.lse.size() * 4), 0);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+}  // namespace paged_attention

@@ -1,0 +1,48 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+#include "attention/kernel/random_fill.h"
+
+namespace paged_attention {
+namespace {
+
+__device__ __forceinline__ uint64_t Mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+template <typename T>
+__global__ void FillRandomKernel(T* data, int64_t count, uint64_t seed) {
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const float u =
+        static_cast<float>(Mix(seed ^ (i * 0x9e3779b97f4a7c15ull)) >> 40) * (1.0f / 16777216.0f);
+    data[i] = static_cast<T>(2.0f * u - 1.0f);
+  }
+}
+
+}  // namespace
+
+cudaError_t FillRandom16(void* data, int64_t count, DType dtype, uint64_t seed,
+                         cudaStream_t stream) {
+  if (count == 0) return cudaSuccess;
+  constexpr int kThreads = 256;
+  const int blocks = static_cast<int>(std::min<int64_t>((count + kThreads - 1) / kThreads, 8192));
+  if (dtype == DType::kBFloat16) {
+    FillRandomKernel<<<blocks, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(data), count,
+                                                      seed);
+  } else if (dtype == DType::kFloat16) {
+    FillRandomKernel<<<blocks, kThreads, 0, stream>>>(static_cast<__half*>(data), count, seed);
+  } else {
+    return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace paged_attention

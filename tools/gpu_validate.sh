@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Everything we check on a GPU machine, in one go, from a GPU bundle
+# (tools/gpu_bundle.sh): all GPU tests, compute-sanitizer (memcheck, racecheck,
+# initcheck) on a representative subset, the demo, a plan_batch --run dump
+# checked with numpy, and every benchmark (JSON). Usage, on the GPU machine:
+#   bash tools/gpu_validate.sh [OUT_DIR]
+# Logs and benchmark JSON go to OUT_DIR (default ./gpu_results). Exits
+# non-zero if any step fails; the last line says which.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "${1:-gpu_results}")
+mkdir -p "$out"
+bundle=gpu_bundle
+export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+failed=()
+step() {  # name, command...
+  local name=$1; shift
+  echo "=== $name"
+  local start=$SECONDS
+  if "$@" >"$out/$name.log" 2>&1; then
+    echo "    ok ($((SECONDS - start)) s): $(tail -n 1 "$out/$name.log")"
+  else
+    echo "    FAILED ($((SECONDS - start)) s)"; tail -n 30 "$out/$name.log"; failed+=("$name")
+  fi
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+step tests bash "$bundle/run_tests.sh"
+grep -hE "^\[  (PASSED|FAILED|SKIPPED) |device gather|replays matched|tests? from .* ran" "$out/tests.log" | sort | uniq -c | head -40
+
+sanitize() {  # tool, binary, filter
+  STRESS_ITERATIONS=200 compute-sanitizer --tool "$1" --error-exitcode 1 \
+    "$bundle/bin/$2" --gtest_filter="$3" --gtest_brief=1
+}
+# memcheck and initcheck over every GPU test binary (the 10k-replay stress test
+# shortened to 200 replays); racecheck over the attention kernel, the only one
+# sharing memory between threads, on a representative subset.
+for test in $(ls "$bundle/bin" | grep '_test$'); do
+  step "memcheck_$test" sanitize memcheck "$test" '*'
+  step "initcheck_$test" sanitize initcheck "$test" '*'
+done
+step racecheck_kernel sanitize racecheck attention_kernel_paged_attention_test \
+  '*Skewed*:*Graph*:*Empty*:*Window*:*/0:*/7'
+step demo "$bundle/bin/tools_demo"
+cat "$out/demo.log"
+step plan_dump "$bundle/bin/tools_plan_batch" --batch=tools/testdata/skewed_draft_extend_v2.json \
+  --run --dump_dir="$out/dump_eager"
+step plan_dump_graph "$bundle/bin/tools_plan_batch" --batch=tools/testdata/graph_sequence.json \
+  --graph_max_batch=4 --run --dump_dir="$out/dump_graph"
+step check_dump bash -c "python3 tools/check_dump.py $out/dump_eager && for d in $out/dump_graph/batch_*; do python3 tools/check_dump.py \$d || exit 1; done"
+cat "$out/check_dump.log"
+if [[ "${SKIP_BENCHMARKS:-0}" != 1 ]]; then
+  step benchmarks bash "$bundle/run_benchmarks.sh" "$out/benchmarks"
+fi
+((${#failed[@]})) && { echo "gpu_validate: FAILED: ${failed[*]}"; exit 1; }
+echo "gpu_validate: all steps passed"

@@ -79,6 +79,14 @@ absl::Status ValidateKvCacheLayout(const KvCacheLayout& layout) {
     problems.push_back(absl::StrCat("num_pages * page_size = ", layout.num_slots(),
                                     " slots do not fit the int32 slot ids"));
   }
+  // size_bytes() = num_slots * row_elements * dtype size must not overflow.
+  if (problems.empty() && layout.row_elements() > std::numeric_limits<int64_t>::max() /
+                                                      DTypeSize(layout.dtype) /
+                                                      layout.num_slots()) {
+    problems.push_back(absl::StrCat("num_pages * page_size = ", layout.num_slots(),
+                                    " slots of num_kv_heads * head_dim = ", layout.row_elements(),
+                                    " elements overflow int64 bytes"));
+  }
   if (problems.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("KvCacheLayout: ", absl::StrJoin(problems, "; ")));
 }

@@ -214,5 +214,64 @@ TEST(KvSlotsTest, NegativeSlotsArePaddingAndValid) {
   EXPECT_TRUE(ValidateKvSlots(SmallLayout(DType::kFloat16), {-1, -5, 0, 11, -1}).ok());
 }
 
+TEST(KvCacheLayoutTest, ValidateFailsWhenBytesOverflowInt64) {
+  const KvCacheLayout layout{.num_pages = 1 << 20,
+                             .page_size = 1 << 10,
+                             .num_kv_heads = 1 << 30,
+                             .head_dim = 1 << 30,
+                             .dtype = DType::kFloat32};
+  const absl::Status status = ValidateKvCacheLayout(layout);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("num_pages * page_size = 1073741824 slots of num_kv_heads * head_dim = "
+                        "1152921504606846976 elements overflow int64 bytes"));
+}
+
+// The device write validates everything on the host before it touches the
+// GPU, so its errors are testable without one.
+TEST(WriteKvRowsOnDeviceTest, FailsOnNullDeviceSlotsBeforeLaunching) {
+  const KvCacheLayout layout = SmallLayout(DType::kFloat32);
+  std::vector<float> rows(layout.row_elements() * 2), cache(layout.num_elements());
+  const std::vector<int32_t> slots = {1, 2};
+  const absl::Status status =
+      WriteKvRowsOnDevice(layout, rows.data(), rows.data(), slots,
+                          /*device_slots=*/nullptr, cache.data(), cache.data(), /*stream=*/nullptr);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("device_slots is null with 2 tokens"));
+}
+
+TEST(WriteKvRowsOnDeviceTest, FailsOnSlotPastCacheBeforeLaunching) {
+  const KvCacheLayout layout = SmallLayout(DType::kFloat32);
+  std::vector<float> rows(layout.row_elements() * 2), cache(layout.num_elements());
+  const std::vector<int32_t> slots = {1, 99};
+  const absl::Status status =
+      WriteKvRowsOnDevice(layout, rows.data(), rows.data(), slots, slots.data(), cache.data(),
+                          cache.data(), /*stream=*/nullptr);
+  ASSERT_EQ(status.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("slots[token 1] = 99 is outside"));
+}
+
+TEST(WriteKvRowsOnDeviceTest, FailsOnBadLayoutNamingTheField) {
+  KvCacheLayout layout = SmallLayout(DType::kFloat32);
+  layout.num_kv_heads = -3;
+  float row = 0;
+  const std::vector<int32_t> slots = {1};
+  const absl::Status status =
+      WriteKvRowsOnDevice(layout, &row, &row, slots, slots.data(), &row, &row, /*stream=*/nullptr);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("num_kv_heads = -3 must be >= 1"));
+}
+
+TEST(HostKvCacheTest, WriteRowsFailsOnMoreTokensThanInt32) {
+  HostKvCache cache = HostKvCache::Create(SmallLayout(DType::kFloat32)).value();
+  const int32_t slot = 0;
+  float row = 0;
+  // Only the span's size is read before the check rejects it.
+  const absl::Span<const int32_t> slots(&slot, size_t{1} << 31);
+  const absl::Status status = cache.WriteRows(&row, &row, slots);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("2147483648 tokens exceed int32"));
+}
+
 }  // namespace
 }  // namespace paged_attention

@@ -1,6 +1,7 @@
 #include "kv_cache/page_pool.h"
 
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -392,6 +393,34 @@ TEST(KvPagePoolTest, ShufflePageOrderFailsWithPagesInUse) {
   ASSERT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("ShufflePageOrder(seed=7): 1 pages are in use"));
+}
+
+TEST(KvPagePoolTest, CreateFailsWhenRowWidthOverflowsInt32) {
+  absl::StatusOr<KvPagePool> pool =
+      KvPagePool::Create(PagePoolConfig{.num_pages = 4,
+                                        .page_size = 1,
+                                        .max_requests = 2,
+                                        .max_context_len = std::numeric_limits<int32_t>::max(),
+                                        .num_draft_tokens = 1});
+  ASSERT_EQ(pool.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(pool.status().message()),
+              HasSubstr("max_context_len = 2147483647 + num_draft_tokens = 1 overflows int32"));
+}
+
+TEST(KvPagePoolTest, HugeCountsFailWithoutOverflowOrAllocation) {
+  KvPagePool pool = MakePool(SmallConfig(16));
+  const int32_t row = pool.CreateRequest().value();
+  ASSERT_TRUE(pool.Extend(row, 5).ok());
+  const int32_t huge = std::numeric_limits<int32_t>::max();
+  for (absl::Status status : {pool.Extend(row, huge), pool.ReserveDraft(row, huge)}) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kOutOfRange) << status;
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr("length 5 + 2147483647 exceeds row width 130"));
+  }
+  const absl::Status commit = pool.CommitDraft(row, huge);
+  EXPECT_EQ(commit.code(), absl::StatusCode::kOutOfRange) << commit;
+  EXPECT_THAT(std::string(commit.message()), HasSubstr("num_accepted=2147483647"));
+  EXPECT_EQ(pool.used_pages(), 1);
 }
 
 }  // namespace

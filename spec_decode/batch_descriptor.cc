@@ -1,6 +1,7 @@
 #include "spec_decode/batch_descriptor.h"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,11 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
                                                        "] = ", spec.accept_lengths[i],
                                                        " is negative"));
       }
+      if (spec.accept_lengths[i] == std::numeric_limits<int32_t>::max()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("request ", i, ": spec.accept_lengths[", i, "] = ", spec.accept_lengths[i],
+                         " leaves no room for the bonus token (int32)"));
+      }
     }
   }
   return absl::OkStatus();
@@ -121,8 +127,12 @@ std::string PlacementHint(const ConventionContext* context, size_t i, const Requ
                       r.prefix_len, ")");
 }
 
-absl::Status ValidateImpl(const BatchDescriptor& batch, const KvPagePool& pool,
-                          const ConventionContext* context) {
+// The checks that need only the requests (not positions or out_cache_loc):
+// the page size, the spec, and each request's row and lengths against the
+// pool. Returns the batch's token count. BuildBatchDescriptor runs these before
+// it derives positions, so a bad length can never size an array.
+absl::StatusOr<int64_t> ValidateRequests(const BatchDescriptor& batch, const KvPagePool& pool,
+                                         const ConventionContext* context) {
   const std::string mode_name = ModeName(batch.mode);
   if (batch.page_size != pool.page_size()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -136,7 +146,7 @@ absl::Status ValidateImpl(const BatchDescriptor& batch, const KvPagePool& pool,
                        batch.out_cache_loc.size(), " out_cache_loc and ", batch.positions.size(),
                        " positions entries"));
     }
-    return absl::OkStatus();
+    return int64_t{0};
   }
   if (batch.requests.empty()) {
     return absl::InvalidArgumentError(
@@ -198,6 +208,13 @@ absl::Status ValidateImpl(const BatchDescriptor& batch, const KvPagePool& pool,
     }
     num_tokens += r.new_tokens;
   }
+  return num_tokens;
+}
+
+// The per-token checks, after ValidateRequests returned `num_tokens`.
+absl::Status ValidateTokens(const BatchDescriptor& batch, const KvPagePool& pool,
+                            const ConventionContext* context, int64_t num_tokens) {
+  if (batch.mode == ForwardMode::kIdle) return absl::OkStatus();
 
   if (static_cast<int64_t>(batch.out_cache_loc.size()) != num_tokens) {
     return absl::InvalidArgumentError(absl::StrCat("out_cache_loc has ", batch.out_cache_loc.size(),
@@ -242,6 +259,12 @@ absl::Status ValidateImpl(const BatchDescriptor& batch, const KvPagePool& pool,
   return absl::OkStatus();
 }
 
+absl::Status ValidateImpl(const BatchDescriptor& batch, const KvPagePool& pool,
+                          const ConventionContext* context) {
+  ASSIGN_OR_RETURN(const int64_t num_tokens, ValidateRequests(batch, pool, context));
+  return ValidateTokens(batch, pool, context, num_tokens);
+}
+
 }  // namespace
 
 absl::string_view SeqLensConventionName(SeqLensConvention convention) {
@@ -269,9 +292,11 @@ bool operator==(const BatchDescriptor& a, const BatchDescriptor& b) {
 }
 
 int32_t BatchDescriptor::num_tokens() const {
-  int32_t total = 0;
+  // int64 so an unvalidated descriptor cannot overflow here; a validated one
+  // fits int32 (its tokens fit the pool's int32-indexed table).
+  int64_t total = 0;
   for (const RequestEntry& r : requests) total += r.new_tokens;
-  return total;
+  return static_cast<int32_t>(total);
 }
 
 absl::StatusOr<BatchDescriptor> BuildBatchDescriptor(const EngineBatchInputs& inputs,
@@ -355,15 +380,19 @@ absl::StatusOr<BatchDescriptor> BuildBatchDescriptor(const EngineBatchInputs& in
     batch.requests.push_back(RequestEntry{
         .row = inputs.req_pool_indices[i], .prefix_len = prefix_len, .new_tokens = new_tokens[i]});
   }
+  // The requests are checked against the pool before positions are derived
+  // from them: unchecked lengths could otherwise size (and overflow) the array.
+  const ConventionContext context{convention, inputs.seq_lens};
+  ASSIGN_OR_RETURN(const int64_t num_tokens, ValidateRequests(batch, pool, &context));
   if (inputs.positions.empty()) {
+    batch.positions.reserve(static_cast<size_t>(num_tokens));
     for (const RequestEntry& r : batch.requests) {
       for (int32_t j = 0; j < r.new_tokens; ++j) batch.positions.push_back(r.prefix_len + j);
     }
   } else {
     batch.positions = inputs.positions;
   }
-  const ConventionContext context{convention, inputs.seq_lens};
-  RETURN_IF_ERROR(ValidateImpl(batch, pool, &context));
+  RETURN_IF_ERROR(ValidateTokens(batch, pool, &context, num_tokens));
   return batch;
 }
 

@@ -1,6 +1,7 @@
 #include "spec_decode/batch_descriptor.h"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -529,6 +530,64 @@ TEST_F(BatchDescriptorTest, ValidateFailsOnIdleWithRequests) {
 TEST(SeqLensConventionTest, NamesUsedInMessages) {
   EXPECT_EQ(SeqLensConventionName(SeqLensConvention::kPrefixOnly), "prefix_only");
   EXPECT_EQ(SeqLensConventionName(SeqLensConvention::kIncludesNewTokens), "includes_new_tokens");
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnAcceptLengthWithNoRoomForBonusToken) {
+  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
+                                  {10, 3}, {2, 1}, SpecInfo{.accept_lengths = {1, 0}});
+  inputs.spec.accept_lengths[1] = std::numeric_limits<int32_t>::max();
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"request 1: spec.accept_lengths[1] = 2147483647 leaves no room"});
+}
+
+// Regression: positions used to be derived from unchecked lengths, so one
+// huge extend_seq_lens entry allocated gigabytes (and overflowed int32)
+// before validation could say no.
+TEST_F(BatchDescriptorTest, BuildRejectsHugeLengthsBeforeDerivingPositions) {
+  EngineBatchInputs inputs = MakeExtend();
+  inputs.positions.clear();
+  inputs.extend_seq_lens[1] = std::numeric_limits<int32_t>::max();
+  inputs.seq_lens[1] = std::numeric_limits<int32_t>::max();
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"request 1: prefix_len 0 + new_tokens 2147483647 = 2147483647 exceeds row "
+                    "width 64"});
+  inputs.extend_seq_lens[1] = 1 << 30;
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"request 1: prefix_len 1073741823 + new_tokens 1073741824 = 2147483647"});
+}
+
+TEST_F(BatchDescriptorTest, ValidateFailsWhenNewTokensDisagreeWithTheMode) {
+  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(
+      Make(ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly, {5, 9},
+           {kNumDraftTokens, kNumDraftTokens}, SpecInfo{.num_draft_tokens = kNumDraftTokens}),
+      pool_);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  batch->requests[1].new_tokens = 2;
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("request 1: requests[1].new_tokens = 2 but TARGET_VERIFY verifies "
+                        "spec.num_draft_tokens per request = 4"));
+}
+
+TEST_F(BatchDescriptorTest, ValidateFailsOnEmptyNonIdleBatch) {
+  BatchDescriptor batch;
+  batch.mode = ForwardMode::kDecode;
+  batch.page_size = kPageSize;
+  const absl::Status status = ValidateBatchDescriptor(batch, pool_);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("a DECODE batch has no requests (an empty batch is IDLE)"));
+}
+
+TEST_F(BatchDescriptorTest, ValidateFailsOnBadSpecNamingTheField) {
+  BatchDescriptor batch;
+  batch.mode = ForwardMode::kDraftExtendV2;
+  batch.page_size = kPageSize;
+  const absl::Status status = ValidateBatchDescriptor(batch, pool_);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("spec.num_draft_tokens = 0 must be >= 1 for DRAFT_EXTEND_V2"));
 }
 
 }  // namespace

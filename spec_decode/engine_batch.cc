@@ -29,6 +29,12 @@ absl::Status AddRequest(KvPagePool& pool, ForwardMode mode, SeqLensConvention co
                      " is shorter than spec.draft_step = ", spec.draft_step,
                      " (a draft step's prefix includes the earlier steps' draft tokens)"));
   }
+  if (int64_t{prefix_len} + new_tokens > pool.row_width()) {
+    // Checked here, before any sum below can overflow int32.
+    return absl::OutOfRangeError(
+        absl::StrCat("request ", i, ": prefix_lens[", i, "] = ", prefix_len, " + new_tokens[", i,
+                     "] = ", new_tokens, " exceeds the pool's row width ", pool.row_width()));
+  }
   ASSIGN_OR_RETURN(const int32_t row, pool.CreateRequest());
   created.push_back(row);
   RETURN_IF_ERROR(pool.Extend(row, prefix_len - earlier_draft));

@@ -36,8 +36,8 @@ namespace paged_attention {
 // `spec`. IDLE takes empty spans. Mode rules (e.g. DECODE's one token) are
 // BuildBatchDescriptor's to check, not this function's. On error the
 // requests created so far are freed, so nothing leaks: InvalidArgument for
-// mismatched sizes or negative lengths, the pool's errors otherwise (e.g.
-// ResourceExhausted).
+// mismatched sizes or negative lengths, OutOfRange for prefix + new tokens past
+// the pool's row width, the pool's errors otherwise (e.g. ResourceExhausted).
 absl::StatusOr<EngineBatchInputs> MakeEngineBatch(KvPagePool& pool, ForwardMode mode,
                                                   SeqLensConvention convention,
                                                   absl::Span<const int32_t> prefix_lens,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -192,6 +193,40 @@ TEST(EngineBatchTest, MakeFailsWhenPoolIsExhaustedAndFreesWhatItCreated) {
       pool, ForwardMode::kExtend, SeqLensConvention::kIncludesNewTokens, {8, 4}, {4, 4}, {});
   ASSERT_EQ(inputs.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(inputs.status().message()), HasSubstr("Extend(row=2"));
+  EXPECT_EQ(pool.active_requests(), 0);
+  EXPECT_EQ(pool.used_pages(), 0);
+}
+
+TEST(EngineBatchTest, MakeFailsPastRowWidthWithoutOverflowAndFreesWhatItCreated) {
+  KvPagePool pool = KvPagePool::Create(PagePoolConfig{.num_pages = 64,
+                                                      .page_size = 4,
+                                                      .max_requests = 4,
+                                                      .max_context_len = 32,
+                                                      .num_draft_tokens = 2})
+                        .value();
+  const int32_t huge = std::numeric_limits<int32_t>::max();
+  const absl::StatusOr<EngineBatchInputs> inputs =
+      MakeEngineBatch(pool, ForwardMode::kDecode, SeqLensConvention::kPrefixOnly, {3, 5}, {1, huge},
+                      SpecInfo{.draft_step = 2});
+  ASSERT_EQ(inputs.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(std::string(inputs.status().message()),
+              HasSubstr("request 1: prefix_lens[1] = 5 + new_tokens[1] = 2147483647 exceeds the "
+                        "pool's row width 34"));
+  EXPECT_EQ(pool.active_requests(), 0);
+  EXPECT_EQ(pool.used_pages(), 0);
+}
+
+TEST(EngineBatchTest, MakeFailsWhenRowsRunOutAndFreesWhatItCreated) {
+  KvPagePool pool = KvPagePool::Create(PagePoolConfig{.num_pages = 64,
+                                                      .page_size = 4,
+                                                      .max_requests = 3,
+                                                      .max_context_len = 32,
+                                                      .num_draft_tokens = 2})
+                        .value();
+  const absl::StatusOr<EngineBatchInputs> inputs = MakeEngineBatch(
+      pool, ForwardMode::kExtend, SeqLensConvention::kPrefixOnly, {3, 5, 7}, {1, 1, 1}, SpecInfo{});
+  ASSERT_EQ(inputs.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(inputs.status().message()), HasSubstr("all 2 request rows are in use"));
   EXPECT_EQ(pool.active_requests(), 0);
   EXPECT_EQ(pool.used_pages(), 0);
 }

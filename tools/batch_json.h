@@ -9,9 +9,11 @@
 #ifndef TOOLS_BATCH_JSON_H_
 #define TOOLS_BATCH_JSON_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "attention/planner/metadata_planner.h"
@@ -21,15 +23,34 @@
 
 namespace paged_attention {
 
+// Limits on a batch file, so that no input can make the tool allocate more
+// than a few hundred MiB or recurse deeply. Errors name the limit and the field.
+inline constexpr int64_t kMaxBatchFileBytes = 1 << 20;
+inline constexpr int kMaxBatchFileDepth = 8;  // nested arrays and objects
+inline constexpr int32_t kMaxBatchesPerFile = 256;
+inline constexpr int32_t kMaxRequestsPerBatch = 4096;  // entries of each array field
+inline constexpr int64_t kMaxLength = 1 << 24;         // any one length; keeps sums in int32
+// req_to_token entries of the common pool (UseCommonPool): 256 MiB of int32.
+inline constexpr int64_t kMaxCommonPoolTableEntries = int64_t{1} << 26;
+
 // Parses a batch file into scenario specs (prefix lengths derived from
-// seq_lens under the named convention). InvalidArgument on any bad input.
+// seq_lens under the named convention). InvalidArgument on any bad input,
+// including a file past the limits above.
 absl::StatusOr<std::vector<ScenarioSpec>> ParseBatchFile(absl::string_view text);
+
+// Gives every batch of a file one common pool layout, the largest any batch
+// needs: one captured CUDA-graph state can then serve them all, and eager and
+// graph plans of a file see the same pages. ResourceExhausted when that pool's
+// request-to-token table would exceed kMaxCommonPoolTableEntries (the message
+// names the largest batch and the longest request that set it).
+absl::Status UseCommonPool(std::vector<ScenarioSpec>& specs);
 
 // The metadata of the live requests as one JSON object: mode, cache_seqlens,
 // cu_seqlens_q, cu_seqlens_k, max_seq_len_q, max_seq_len_k, page_table (each
-// request's used entries), token_slots (each request's slots 0..cache_seqlens-1).
+// request's used entries), token_slots (each request's slots 0..cache_seqlens-1),
+// and `run` (a JSON object's text, e.g. the attention run's errors) if given.
 std::string MetadataJson(const HostMetadata& metadata, const BatchDescriptor& batch,
-                         const KvPagePool& pool);
+                         const KvPagePool& pool, absl::string_view run = "");
 
 }  // namespace paged_attention
 

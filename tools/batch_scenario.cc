@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -11,7 +12,7 @@
 namespace paged_attention {
 namespace {
 
-int32_t CeilDiv(int64_t a, int64_t b) { return static_cast<int32_t>((a + b - 1) / b); }
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // `rows` rows of random N(0, 1) values in `dtype`, [rows, row_elements].
 std::vector<uint8_t> RandomRows(int64_t rows, int64_t row_elements, DType dtype,
@@ -45,16 +46,25 @@ absl::StatusOr<Scenario> BuildScenario(const ScenarioSpec& spec) {
     longest = std::max(longest, total);
     pages_needed += CeilDiv(total, spec.page_size) + 1;
   }
+  // Sizes the pool would need, in int64: past int32 is the caller's mistake.
+  const int64_t max_requests = spec.max_requests > 0 ? spec.max_requests : int64_t{bs} + 2;
+  const int64_t num_pages = spec.num_pages > 0 ? spec.num_pages : pages_needed + bs + 9;
+  if (num_pages > std::numeric_limits<int32_t>::max() ||
+      max_requests > std::numeric_limits<int32_t>::max() ||
+      longest > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat("the scenario needs ", num_pages, " pages, ",
+                                                   max_requests, " request rows and a context of ",
+                                                   longest, "; each must fit int32"));
+  }
   PagePoolConfig config;
   config.page_size = spec.page_size;
-  config.max_requests = spec.max_requests > 0 ? spec.max_requests : bs + 2;
+  config.max_requests = static_cast<int32_t>(max_requests);
   config.num_draft_tokens =
       spec.draft_headroom > 0 ? spec.draft_headroom : std::max(spec.spec.num_draft_tokens, 1);
   config.max_context_len = spec.max_context_len > 0
                                ? spec.max_context_len
                                : static_cast<int32_t>(std::max<int64_t>(longest, 1));
-  config.num_pages =
-      spec.num_pages > 0 ? spec.num_pages : static_cast<int32_t>(pages_needed + bs + 9);
+  config.num_pages = static_cast<int32_t>(num_pages);
   Scenario scenario;
   ASSIGN_OR_RETURN(KvPagePool pool, KvPagePool::Create(config));
   scenario.pool = std::make_unique<KvPagePool>(std::move(pool));

@@ -15,6 +15,8 @@ PACKAGES=(
   libbenchmark-dev
   nlohmann-json3-dev   # JSON for the plan CLI
   clang-format         # tools/format.sh
+  clang                # tools/fuzz.sh: libFuzzer targets (clang 14)
+  libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes for clang
 )
 
 missing=()

@@ -2,9 +2,13 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <random>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "testing/attention_check.h"
 #include "testing/host_executor.h"
@@ -38,16 +42,6 @@ ScenarioSpec FixedPoolSpec(ScenarioSpec spec) {
   return spec;
 }
 
-GraphCaptureConfig CaptureConfigFor(const KvPagePool& pool, int32_t max_q_len) {
-  GraphCaptureConfig config;
-  config.max_batch_size = kMaxBatch;
-  config.max_q_len = max_q_len;
-  config.page_size = pool.page_size();
-  config.row_width = pool.row_width();
-  config.num_rows = pool.max_requests();
-  return config;
-}
-
 // Live rows of a replay equal the eager plan bit for bit; padding rows are
 // the dummy row on the sink page.
 void ExpectReplayMatchesEager(const HostMetadata& eager, const HostMetadata& replay,
@@ -71,18 +65,6 @@ void ExpectReplayMatchesEager(const HostMetadata& eager, const HostMetadata& rep
   ASSERT_EQ(replay.max_seq_len_k, std::max(eager.max_seq_len_k, live < replay.batch_size ? 1 : 0));
 }
 
-int32_t MaxQLen(const ModeCase& mode_case, const RandomBatchLimits& limits) {
-  switch (mode_case.mode) {
-    case ForwardMode::kExtend:
-    case ForwardMode::kMixed:
-      return limits.max_extend;
-    case ForwardMode::kDecode:
-      return 1;
-    default:
-      return limits.num_draft_tokens;
-  }
-}
-
 class GraphReplaySweepTest : public ::testing::TestWithParam<std::tuple<ModeCase, int32_t>> {};
 
 TEST_P(GraphReplaySweepTest, ReplayOfRandomBatchesMatchesEagerOnLiveRows) {
@@ -94,7 +76,7 @@ TEST_P(GraphReplaySweepTest, ReplayOfRandomBatchesMatchesEagerOnLiveRows) {
   RandomBatchLimits limits;
   limits.max_batch_size = kMaxBatch;
   limits.num_draft_tokens = kNumDraftTokens;
-  const int32_t max_q_len = MaxQLen(mode_case, limits);
+  const int32_t max_q_len = MaxQLenFor(mode_case, limits);
   std::unique_ptr<GraphMetadataState> state;
   // Alternate long and short batches on one captured state: stale page-table
   // columns from either direction would show.
@@ -103,8 +85,9 @@ TEST_P(GraphReplaySweepTest, ReplayOfRandomBatchesMatchesEagerOnLiveRows) {
     const ScenarioSpec spec = FixedPoolSpec(RandomScenarioSpec(mode_case, page_size, limits, rng));
     const Scenario scenario = BuildScenario(spec).value();
     if (state == nullptr) {
-      state =
-          GraphMetadataState::CaptureOnHost(CaptureConfigFor(*scenario.pool, max_q_len)).value();
+      state = GraphMetadataState::CaptureOnHost(
+                  CaptureConfigForPool(*scenario.pool, kMaxBatch, max_q_len))
+                  .value();
     }
     const HostMetadata eager = PlanEager(scenario.batch, *scenario.pool, PlannerConfig{}).value();
     const absl::Status replayed = state->Replay(scenario.batch, *scenario.pool);
@@ -152,8 +135,9 @@ Scenario DraftExtendV2Scenario(std::vector<int32_t> prefixes, uint64_t seed) {
 TEST(GraphMetadataTest, ReplayAllocatesNothing) {
   const Scenario first = DraftExtendV2Scenario({1000, 5, 77}, 1);
   const Scenario second = DraftExtendV2Scenario({3, 1900, 16, 31, 64}, 2);
-  auto state =
-      GraphMetadataState::CaptureOnHost(CaptureConfigFor(*first.pool, kNumDraftTokens)).value();
+  auto state = GraphMetadataState::CaptureOnHost(
+                   CaptureConfigForPool(*first.pool, kMaxBatch, kNumDraftTokens))
+                   .value();
   ASSERT_TRUE(state->Replay(first.batch, *first.pool).ok());
   const int64_t before = g_heap_allocations.load();
   for (int i = 0; i < 100; ++i) {
@@ -168,8 +152,9 @@ TEST(GraphMetadataTest, BatchLargerThanCaptureIsFailedPreconditionAndKeepsTheLas
   const Scenario small = DraftExtendV2Scenario({10, 20}, 3);
   std::vector<int32_t> many(kMaxBatch + 1, 8);
   const Scenario large = DraftExtendV2Scenario(many, 4);
-  auto state =
-      GraphMetadataState::CaptureOnHost(CaptureConfigFor(*small.pool, kNumDraftTokens)).value();
+  auto state = GraphMetadataState::CaptureOnHost(
+                   CaptureConfigForPool(*small.pool, kMaxBatch, kNumDraftTokens))
+                   .value();
   ASSERT_TRUE(state->Replay(small.batch, *small.pool).ok());
   const HostMetadata before = state->ReadBack().value();
   const absl::Status status = state->Replay(large.batch, *large.pool);
@@ -184,7 +169,8 @@ TEST(GraphMetadataTest, BatchLargerThanCaptureIsFailedPreconditionAndKeepsTheLas
 
 TEST(GraphMetadataTest, MoreQueriesThanCapturedIsFailedPrecondition) {
   const Scenario scenario = DraftExtendV2Scenario({10, 20}, 5);
-  auto state = GraphMetadataState::CaptureOnHost(CaptureConfigFor(*scenario.pool, 1)).value();
+  auto state =
+      GraphMetadataState::CaptureOnHost(CaptureConfigForPool(*scenario.pool, kMaxBatch, 1)).value();
   const absl::Status status = state->Replay(scenario.batch, *scenario.pool);
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(status.message().find("request 0: 4 query tokens exceed the captured max_q_len of 1"),
@@ -194,7 +180,7 @@ TEST(GraphMetadataTest, MoreQueriesThanCapturedIsFailedPrecondition) {
 
 TEST(GraphMetadataTest, PoolWithAnotherLayoutIsFailedPrecondition) {
   const Scenario scenario = DraftExtendV2Scenario({10, 20}, 6);
-  GraphCaptureConfig config = CaptureConfigFor(*scenario.pool, kNumDraftTokens);
+  GraphCaptureConfig config = CaptureConfigForPool(*scenario.pool, kMaxBatch, kNumDraftTokens);
   config.page_size = 8;
   auto state = GraphMetadataState::CaptureOnHost(config).value();
   EXPECT_EQ(state->Replay(scenario.batch, *scenario.pool).code(),
@@ -217,8 +203,9 @@ TEST(GraphMetadataTest, BadCaptureConfigNamesTheField) {
 TEST(GraphMetadataTest, MetadataHandedToTheKernelNeverChanges) {
   const Scenario first = DraftExtendV2Scenario({1000, 5, 77}, 7);
   const Scenario second = DraftExtendV2Scenario({3}, 8);
-  auto state =
-      GraphMetadataState::CaptureOnHost(CaptureConfigFor(*first.pool, kNumDraftTokens)).value();
+  auto state = GraphMetadataState::CaptureOnHost(
+                   CaptureConfigForPool(*first.pool, kMaxBatch, kNumDraftTokens))
+                   .value();
   const AttentionMetadata captured = state->metadata();
   ASSERT_TRUE(state->Replay(first.batch, *first.pool).ok());
   ASSERT_TRUE(state->Replay(second.batch, *second.pool).ok());
@@ -229,6 +216,125 @@ TEST(GraphMetadataTest, MetadataHandedToTheKernelNeverChanges) {
   EXPECT_EQ(now.num_kv_splits, captured.num_kv_splits);
   EXPECT_EQ(state->live_batch_size(), 1);
   EXPECT_EQ(state->replay_max_seq_len_k(), 3 + kNumDraftTokens);
+}
+
+GraphCaptureConfig ValidCaptureConfig() {
+  GraphCaptureConfig config;
+  config.max_batch_size = 4;
+  config.max_q_len = 2;
+  config.page_size = 16;
+  config.row_width = 64;
+  config.num_rows = 8;
+  return config;
+}
+
+void ExpectCaptureError(const GraphCaptureConfig& config, absl::string_view message) {
+  for (const auto& state :
+       {GraphMetadataState::CaptureOnHost(config),
+        GraphMetadataState::CaptureOnDevice(config, reinterpret_cast<const int32_t*>(16))}) {
+    EXPECT_EQ(state.status().code(), absl::StatusCode::kInvalidArgument) << state.status();
+    EXPECT_NE(state.status().message().find(message), absl::string_view::npos)
+        << state.status() << "\nexpected: " << message;
+  }
+}
+
+TEST(GraphMetadataTest, EveryNonPositiveCaptureFieldIsNamed) {
+  for (int32_t GraphCaptureConfig::*field :
+       {&GraphCaptureConfig::max_batch_size, &GraphCaptureConfig::max_q_len,
+        &GraphCaptureConfig::page_size, &GraphCaptureConfig::row_width,
+        &GraphCaptureConfig::num_rows}) {
+    GraphCaptureConfig config = ValidCaptureConfig();
+    config.*field = -2;
+    ExpectCaptureError(config, " = -2 must be >= 1");
+  }
+  GraphCaptureConfig config = ValidCaptureConfig();
+  config.num_rows = 0;
+  ExpectCaptureError(config, "GraphCaptureConfig.num_rows = 0 must be >= 1");
+}
+
+TEST(GraphMetadataTest, CapacitiesWhoseMetadataOverflowsInt32AreRejected) {
+  GraphCaptureConfig config = ValidCaptureConfig();
+  config.max_batch_size = 1 << 20;
+  config.max_q_len = 1 << 12;
+  ExpectCaptureError(config,
+                     "GraphCaptureConfig.max_batch_size = 1048576 * max_q_len = 4096 = 4294967296 "
+                     "query tokens do not fit int32");
+  config = ValidCaptureConfig();
+  config.max_batch_size = 1 << 16;
+  config.row_width = 1 << 16;
+  ExpectCaptureError(config, "max_batch_size = 65536 * row_width = 65536 = 4294967296 key rows");
+  config = ValidCaptureConfig();
+  config.max_batch_size = 1;
+  config.row_width = std::numeric_limits<int32_t>::max();
+  ExpectCaptureError(config, "row_width = 2147483647 + page_size = 16 overflows int32");
+}
+
+// CaptureOnDevice checks its arguments before it touches the GPU.
+TEST(GraphMetadataTest, CaptureOnDeviceFailsOnNullTable) {
+  const auto state = GraphMetadataState::CaptureOnDevice(ValidCaptureConfig(), nullptr);
+  EXPECT_EQ(state.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(state.status().message().find("device_req_to_token is null"), absl::string_view::npos)
+      << state.status();
+}
+
+TEST(GraphMetadataTest, PoolWithAnotherLayoutNamesBothLayouts) {
+  const Scenario scenario = DraftExtendV2Scenario({10, 20}, 6);
+  GraphCaptureConfig config = CaptureConfigForPool(*scenario.pool, kMaxBatch, kNumDraftTokens);
+  config.page_size = 8;
+  auto state = GraphMetadataState::CaptureOnHost(config).value();
+  const absl::Status status = state->Replay(scenario.batch, *scenario.pool);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(status.message().find("differs from the capture (page_size 8"), absl::string_view::npos)
+      << status;
+}
+
+// Replay checks only what keeps its buffers in bounds; each check names the
+// request, and a rejected batch leaves the previous replay as it was.
+TEST(GraphMetadataTest, ReplayRejectsRowsAndLengthsOutsideTheTable) {
+  const Scenario scenario = DraftExtendV2Scenario({10, 20}, 9);
+  auto state = GraphMetadataState::CaptureOnHost(
+                   CaptureConfigForPool(*scenario.pool, kMaxBatch, kNumDraftTokens))
+                   .value();
+  ASSERT_TRUE(state->Replay(scenario.batch, *scenario.pool).ok());
+  const HostMetadata before = state->ReadBack().value();
+  const int32_t huge = std::numeric_limits<int32_t>::max();
+  struct Case {
+    RequestEntry request;
+    absl::StatusCode code;
+    std::string message;
+  };
+  const int32_t rows = scenario.pool->max_requests();
+  for (const Case& c : std::vector<Case>{
+           {{-1, 0, 1},
+            absl::StatusCode::kInvalidArgument,
+            "request 1: row -1 is outside the table"},
+           {{rows, 0, 1},
+            absl::StatusCode::kInvalidArgument,
+            absl::StrCat("request 1: row ", rows, " is outside the table's ", rows, " rows")},
+           {{1, 0, -1},
+            absl::StatusCode::kInvalidArgument,
+            "request 1: new_tokens = -1 is negative"},
+           {{1, 0, 5},
+            absl::StatusCode::kFailedPrecondition,
+            "request 1: 5 query tokens exceed the captured max_q_len of 4"},
+           {{1, -3, 1},
+            absl::StatusCode::kInvalidArgument,
+            "request 1: prefix -3 + new 1 = -2 rows"},
+           {{1, 0, 0}, absl::StatusCode::kInvalidArgument, "request 1: prefix 0 + new 0 = 0 rows"},
+           {{1, huge, 1},
+            absl::StatusCode::kInvalidArgument,
+            "request 1: prefix 2147483647 + new 1 = 2147483648 rows is outside [1, row width"},
+       }) {
+    BatchDescriptor batch = scenario.batch;
+    batch.requests[1] = c.request;
+    const absl::Status status = state->Replay(batch, *scenario.pool);
+    EXPECT_EQ(status.code(), c.code) << status;
+    EXPECT_NE(status.message().find(c.message), absl::string_view::npos)
+        << status << "\nexpected: " << c.message;
+  }
+  const HostMetadata after = state->ReadBack().value();
+  EXPECT_EQ(before.cache_seqlens, after.cache_seqlens);
+  EXPECT_EQ(before.page_table, after.page_table);
 }
 
 }  // namespace

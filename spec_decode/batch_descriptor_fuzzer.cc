@@ -1,0 +1,271 @@
+// libFuzzer target: BuildBatchDescriptor, ValidateBatchDescriptor and the
+// planners (PlanEager, host graph replay) on fuzzer-made engine inputs against
+// a small pool holding a few requests (see tools/FUZZING.md).
+//
+// Each input sets up a pool with MakeEngineBatch (an engine-like, mostly valid
+// batch), then mutates the engine inputs field by field. Whatever comes out,
+// nothing may crash, and:
+// - a failed MakeEngineBatch leaves the pool exactly as it was (no leak);
+// - a built descriptor validates, states every request's slots as the pool
+//   has them, and plans to metadata whose arrays are consistent with it;
+// - the host graph replay of a built batch matches the eager plan on the live
+//   rows, and rejects (with a status) what it cannot hold;
+// - nothing here changes the pool.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "attention/planner/graph_metadata.h"
+#include "attention/planner/metadata_planner.h"
+#include "kv_cache/page_pool.h"
+#include "spec_decode/batch_descriptor.h"
+#include "spec_decode/engine_batch.h"
+#include "spec_decode/forward_mode.h"
+#include "testing/fuzz_input.h"
+
+namespace paged_attention {
+namespace {
+
+constexpr int32_t kMaxBatch = 6;
+
+void MutateArray(FuzzInput& in, std::vector<int32_t>& values, int32_t hi) {
+  switch (in.Byte() % 4) {
+    case 0:
+      if (!values.empty()) values[in.IntInRange(0, values.size() - 1)] = in.Length(0, hi);
+      break;
+    case 1:
+      values.push_back(in.Length(0, hi));
+      break;
+    case 2:
+      if (!values.empty()) values.pop_back();
+      break;
+    default:
+      values.clear();
+      break;
+  }
+}
+
+void Mutate(FuzzInput& in, EngineBatchInputs& inputs, int32_t width) {
+  switch (in.Byte() % 12) {
+    case 0:
+      inputs.mode = in.Pick({ForwardMode::kExtend, ForwardMode::kDecode, ForwardMode::kMixed,
+                             ForwardMode::kIdle, ForwardMode::kTargetVerify,
+                             ForwardMode::kDraftExtend, ForwardMode::kDraftExtendV2});
+      break;
+    case 1:
+      switch (in.Byte() % 3) {
+        case 0:
+          inputs.seq_lens_convention.reset();
+          break;
+        case 1:
+          inputs.seq_lens_convention = SeqLensConvention::kPrefixOnly;
+          break;
+        default:
+          inputs.seq_lens_convention = SeqLensConvention::kIncludesNewTokens;
+          break;
+      }
+      break;
+    case 2:
+      MutateArray(in, inputs.req_pool_indices, kMaxBatch + 2);
+      break;
+    case 3:
+      MutateArray(in, inputs.seq_lens, width);
+      break;
+    case 4:
+      MutateArray(in, inputs.extend_seq_lens, width);
+      break;
+    case 5:
+      MutateArray(in, inputs.out_cache_loc, 512);
+      break;
+    case 6:
+      MutateArray(in, inputs.positions, width);
+      break;
+    case 7:
+      inputs.spec.num_draft_tokens = in.Length(0, 6);
+      break;
+    case 8:
+      inputs.spec.draft_step = in.Length(-1, 4);
+      break;
+    case 9:
+      inputs.spec.topk = in.Length(1, 2);
+      break;
+    case 10:
+      MutateArray(in, inputs.spec.accept_lengths, 6);
+      break;
+    default:
+      if (!inputs.req_pool_indices.empty() && in.Bool()) {
+        // A row of another live request: a repeat, or a request of the pool
+        // that the batch does not own.
+        inputs.req_pool_indices[in.IntInRange(0, inputs.req_pool_indices.size() - 1)] =
+            static_cast<int32_t>(in.IntInRange(0, kMaxBatch + 2));
+      }
+      break;
+  }
+}
+
+void CheckPlan(const HostMetadata& plan, const BatchDescriptor& batch, const KvPagePool& pool) {
+  const int32_t bs = batch.batch_size();
+  FUZZ_CHECK(plan.batch_size == bs);
+  FUZZ_CHECK(static_cast<int32_t>(plan.cache_seqlens.size()) == bs);
+  FUZZ_CHECK(static_cast<int32_t>(plan.cu_seqlens_q.size()) == bs + 1);
+  FUZZ_CHECK(static_cast<int64_t>(plan.page_table.size()) ==
+             int64_t{bs} * plan.max_pages_per_request);
+  FUZZ_CHECK(plan.total_q_tokens == batch.num_tokens());
+  FUZZ_CHECK(plan.num_kv_splits >= 1);
+  for (int32_t i = 0; i < bs; ++i) {
+    const RequestEntry& r = batch.requests[i];
+    FUZZ_CHECK(plan.cache_seqlens[i] == r.prefix_len + r.new_tokens);
+    FUZZ_CHECK(plan.cu_seqlens_q[i + 1] - plan.cu_seqlens_q[i] == r.new_tokens);
+    FUZZ_CHECK(plan.cache_seqlens[i] <= plan.max_seq_len_k);
+    for (int32_t j = 0; j < plan.num_pages_per_request[i]; ++j) {
+      const int32_t page = plan.page_table[int64_t{i} * plan.max_pages_per_request + j];
+      FUZZ_CHECK(page >= 1 && page < pool.num_pages());
+      FUZZ_CHECK(page == pool.Slot(r.row, j * pool.page_size()).value() / pool.page_size());
+    }
+  }
+}
+
+void CheckBuilt(const BatchDescriptor& batch, const KvPagePool& pool) {
+  FUZZ_CHECK(ValidateBatchDescriptor(batch, pool).ok());
+  size_t k = 0;
+  for (const RequestEntry& r : batch.requests) {
+    for (int32_t j = 0; j < r.new_tokens; ++j, ++k) {
+      FUZZ_CHECK(batch.out_cache_loc[k] == pool.Slot(r.row, r.prefix_len + j).value());
+      FUZZ_CHECK(batch.positions[k] == r.prefix_len + j);
+    }
+  }
+  FUZZ_CHECK(k == batch.out_cache_loc.size());
+  absl::StatusOr<HostMetadata> plan = PlanEager(batch, pool, PlannerConfig{});
+  FUZZ_CHECK(plan.ok());
+  CheckPlan(*plan, batch, pool);
+
+  GraphCaptureConfig config;
+  config.max_batch_size = kMaxBatch;  // built batches may hold more: FailedPrecondition
+  config.max_q_len = 4;
+  config.page_size = pool.page_size();
+  config.row_width = pool.row_width();
+  config.num_rows = pool.max_requests();
+  auto state = GraphMetadataState::CaptureOnHost(config);
+  FUZZ_CHECK(state.ok());
+  const absl::Status replayed = (*state)->Replay(batch, pool);
+  int32_t max_q = 0;
+  for (const RequestEntry& r : batch.requests) max_q = std::max(max_q, r.new_tokens);
+  FUZZ_CHECK(replayed.ok() ==
+             (max_q <= config.max_q_len && batch.batch_size() <= config.max_batch_size));
+  if (!replayed.ok()) {
+    FUZZ_CHECK(replayed.code() == absl::StatusCode::kFailedPrecondition);
+    return;
+  }
+  absl::StatusOr<HostMetadata> graph = (*state)->ReadBack();
+  FUZZ_CHECK(graph.ok());
+  for (int32_t i = 0; i < batch.batch_size(); ++i) {
+    FUZZ_CHECK(graph->cache_seqlens[i] == plan->cache_seqlens[i]);
+    FUZZ_CHECK(graph->cu_seqlens_q[i + 1] == plan->cu_seqlens_q[i + 1]);
+    FUZZ_CHECK(graph->cu_seqlens_k[i + 1] == plan->cu_seqlens_k[i + 1]);
+    for (int32_t j = 0; j < plan->num_pages_per_request[i]; ++j) {
+      FUZZ_CHECK(graph->page_table[int64_t{i} * graph->max_pages_per_request + j] ==
+                 plan->page_table[int64_t{i} * plan->max_pages_per_request + j]);
+    }
+  }
+}
+
+void Run(FuzzInput& in) {
+  PagePoolConfig config;
+  config.page_size = in.Pick<int32_t>({1, 2, 3, 4, 16});
+  config.num_pages = static_cast<int32_t>(in.IntInRange(2, 80));
+  config.max_requests = kMaxBatch + 3;
+  config.max_context_len = static_cast<int32_t>(in.IntInRange(1, 96));
+  config.num_draft_tokens = static_cast<int32_t>(in.IntInRange(0, 6));
+  KvPagePool pool = KvPagePool::Create(config).value();
+  FUZZ_CHECK(pool.ShufflePageOrder(in.Uint32()).ok());
+
+  // Another live request the batch does not own.
+  const int32_t other = pool.CreateRequest().value();
+  if (pool.Extend(other, static_cast<int32_t>(in.IntInRange(0, 8))).ok() && in.Bool()) {
+    pool.ReserveDraft(other, static_cast<int32_t>(in.IntInRange(0, 4))).IgnoreError();
+  }
+
+  const ForwardMode mode =
+      in.Pick({ForwardMode::kExtend, ForwardMode::kDecode, ForwardMode::kMixed, ForwardMode::kIdle,
+               ForwardMode::kTargetVerify, ForwardMode::kDraftExtend, ForwardMode::kDraftExtendV2});
+  const SeqLensConvention convention =
+      in.Bool() ? SeqLensConvention::kPrefixOnly : SeqLensConvention::kIncludesNewTokens;
+  SpecInfo spec;
+  spec.num_draft_tokens = static_cast<int32_t>(in.IntInRange(0, 4));
+  if (mode == ForwardMode::kDecode && in.Bool())
+    spec.draft_step = static_cast<int32_t>(in.IntInRange(0, 3));
+  const int32_t bs =
+      mode == ForwardMode::kIdle ? 0 : static_cast<int32_t>(in.IntInRange(1, kMaxBatch));
+  std::vector<int32_t> prefix_lens, new_tokens;
+  for (int32_t i = 0; i < bs; ++i) {
+    prefix_lens.push_back(in.Length(0, config.max_context_len));
+    new_tokens.push_back(in.Length(1, 4));
+  }
+  if (mode == ForwardMode::kDraftExtend && in.Bool()) {
+    for (int32_t n : new_tokens) spec.accept_lengths.push_back(n >= 1 ? n - 1 : -1);
+  }
+
+  const int32_t used_before = pool.used_pages();
+  const int32_t active_before = pool.active_requests();
+  absl::StatusOr<EngineBatchInputs> made =
+      MakeEngineBatch(pool, mode, convention, prefix_lens, new_tokens, spec);
+  if (!made.ok()) {
+    FUZZ_CHECK(pool.used_pages() == used_before);
+    FUZZ_CHECK(pool.active_requests() == active_before);
+    return;
+  }
+  EngineBatchInputs inputs = *std::move(made);
+  const std::vector<int32_t> table_before(pool.req_to_token().begin(), pool.req_to_token().end());
+  const int32_t used_after_make = pool.used_pages();
+
+  // Unmutated first, then a few mutations each built again.
+  for (int round = 0; round < 4; ++round) {
+    absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(inputs, pool);
+    if (batch.ok()) {
+      CheckBuilt(*batch, pool);
+      // Tamper with the built descriptor: validation and the planners must
+      // still answer with a status.
+      BatchDescriptor tampered = *batch;
+      if (!tampered.requests.empty()) {
+        RequestEntry& r = tampered.requests[in.IntInRange(0, tampered.requests.size() - 1)];
+        switch (in.Byte() % 3) {
+          case 0:
+            r.row = in.Length(0, kMaxBatch + 3);
+            break;
+          case 1:
+            r.prefix_len = in.Length(0, config.max_context_len);
+            break;
+          default:
+            r.new_tokens = in.Length(1, 4);
+            break;
+        }
+      }
+      const absl::Status valid = ValidateBatchDescriptor(tampered, pool);
+      const absl::StatusOr<HostMetadata> plan = PlanEager(tampered, pool, PlannerConfig{});
+      FUZZ_CHECK(valid.ok() == plan.ok());
+      if (plan.ok()) CheckPlan(*plan, tampered, pool);
+    } else {
+      FUZZ_CHECK(batch.status().code() == absl::StatusCode::kInvalidArgument ||
+                 batch.status().code() == absl::StatusCode::kUnimplemented);
+      FUZZ_CHECK(!batch.status().message().empty());
+    }
+    if (in.empty()) break;
+    const int mutations = static_cast<int>(in.IntInRange(1, 3));
+    for (int m = 0; m < mutations; ++m) Mutate(in, inputs, pool.row_width());
+  }
+  // Building, validating and planning never change the pool.
+  FUZZ_CHECK(pool.used_pages() == used_after_make);
+  FUZZ_CHECK(std::equal(table_before.begin(), table_before.end(), pool.req_to_token().begin()));
+}
+
+}  // namespace
+}  // namespace paged_attention
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  paged_attention::FuzzInput in(data, size);
+  paged_attention::Run(in);
+  return 0;
+}

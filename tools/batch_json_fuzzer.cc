@@ -1,0 +1,103 @@
+// libFuzzer target: the plan CLI's path from text to metadata (see
+// tools/FUZZING.md). ParseBatchFile, then for what parses UseCommonPool,
+// BuildScenario, PlanEager, MetadataJson and a replay of every batch on one
+// host graph state, as `plan_batch --graph_max_batch` does. Any bad input must
+// come back as a status; a batch that builds must plan, and its graph replay
+// must match the eager plan on the live rows.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "attention/planner/graph_metadata.h"
+#include "attention/planner/metadata_planner.h"
+#include "testing/fuzz_input.h"
+#include "tools/batch_json.h"
+#include "tools/batch_scenario.h"
+
+namespace paged_attention {
+namespace {
+
+// The CLI allows pools up to kMaxCommonPoolTableEntries; the fuzzer skips the
+// big ones (after UseCommonPool checked them) so each input runs in
+// milliseconds.
+constexpr int64_t kFuzzTableEntries = int64_t{1} << 18;
+
+void Run(absl::string_view text) {
+  absl::StatusOr<std::vector<ScenarioSpec>> specs = ParseBatchFile(text);
+  if (!specs.ok()) {
+    FUZZ_CHECK(specs.status().code() == absl::StatusCode::kInvalidArgument);
+    FUZZ_CHECK(!specs.status().message().empty());
+    return;
+  }
+  FUZZ_CHECK(!specs->empty() && static_cast<int64_t>(specs->size()) <= kMaxBatchesPerFile);
+  const absl::Status pooled = UseCommonPool(*specs);
+  if (!pooled.ok()) {
+    FUZZ_CHECK(pooled.code() == absl::StatusCode::kResourceExhausted);
+    return;
+  }
+  const ScenarioSpec& first = specs->front();
+  if (int64_t{first.max_requests} * (int64_t{first.max_context_len} + first.draft_headroom) >
+      kFuzzTableEntries) {
+    return;
+  }
+  std::unique_ptr<GraphMetadataState> graph;
+  for (const ScenarioSpec& spec : *specs) {
+    absl::StatusOr<Scenario> scenario = BuildScenario(spec);
+    if (!scenario.ok()) {
+      FUZZ_CHECK(scenario.status().code() != absl::StatusCode::kOk);
+      continue;
+    }
+    absl::StatusOr<HostMetadata> plan =
+        PlanEager(scenario->batch, *scenario->pool, PlannerConfig{});
+    FUZZ_CHECK(plan.ok());
+    const std::string json = MetadataJson(*plan, scenario->batch, *scenario->pool);
+    FUZZ_CHECK(!json.empty());
+
+    if (graph == nullptr) {
+      GraphCaptureConfig config;
+      config.max_batch_size = std::max<int32_t>(1, scenario->pool->max_requests() - 2);
+      config.max_q_len = 1;
+      for (const ScenarioSpec& s : *specs) {
+        for (int32_t n : s.new_tokens) config.max_q_len = std::max(config.max_q_len, n);
+      }
+      config.page_size = scenario->pool->page_size();
+      config.row_width = scenario->pool->row_width();
+      config.num_rows = scenario->pool->max_requests();
+      absl::StatusOr<std::unique_ptr<GraphMetadataState>> state =
+          GraphMetadataState::CaptureOnHost(config);
+      FUZZ_CHECK(state.ok());
+      graph = *std::move(state);
+    }
+    // One captured state serves a file only if its batches share a page size.
+    const absl::Status replayed_status = graph->Replay(scenario->batch, *scenario->pool);
+    if (spec.page_size != graph->metadata().page_size) {
+      FUZZ_CHECK(replayed_status.code() == absl::StatusCode::kFailedPrecondition);
+      continue;
+    }
+    FUZZ_CHECK(replayed_status.ok());
+    absl::StatusOr<HostMetadata> replayed = graph->ReadBack();
+    FUZZ_CHECK(replayed.ok());
+    for (int32_t i = 0; i < plan->batch_size; ++i) {
+      FUZZ_CHECK(replayed->cache_seqlens[i] == plan->cache_seqlens[i]);
+      FUZZ_CHECK(replayed->cu_seqlens_q[i + 1] == plan->cu_seqlens_q[i + 1]);
+      FUZZ_CHECK(replayed->cu_seqlens_k[i + 1] == plan->cu_seqlens_k[i + 1]);
+      for (int32_t j = 0; j < plan->num_pages_per_request[i]; ++j) {
+        FUZZ_CHECK(replayed->page_table[int64_t{i} * replayed->max_pages_per_request + j] ==
+                   plan->page_table[int64_t{i} * plan->max_pages_per_request + j]);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace paged_attention
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  paged_attention::Run(absl::string_view(reinterpret_cast<const char*>(data), size));
+  return 0;
+}

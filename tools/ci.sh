@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# CI (.ci/run): the README's test command plus the reliability checks, then
+# one closing line "N passed, N failed" summing every part. Exits non-zero on
+# any failure.
+#
+#   1. bash tools/test.sh                  every test (bazel test //...)
+#   2. bash tools/test.sh --config=asan    the same under ASan + LSan
+#   3. bash tools/fuzz.sh --time=25        each libFuzzer target 25 s (clang, own output base)
+#   4. testing/consumer                    a workspace depending on us via local_repository:
+#                                          build and run its binary (one check)
+#
+# Parts 1-3 end with their own "N passed, N failed" line, which is summed; a
+# part that ends without one counts as one failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+total_passed=0
+total_failed=0
+timings=()
+
+# part NAME COMMAND...: runs COMMAND, echoing its output, and adds its counts.
+part() {
+  local name=$1; shift
+  local log start status summary
+  log=$(mktemp)
+  start=$SECONDS
+  echo "=== ci: $name: $*"
+  "$@" 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  summary=$(tail -n 1 "$log" | grep -E '^[0-9]+ passed, [0-9]+ failed$')
+  if [[ -n $summary ]]; then
+    local passed=${summary%% passed*} failed=${summary#*passed, }
+    failed=${failed%% failed}
+    if ((status != 0 && failed == 0)); then failed=1; fi
+    total_passed=$((total_passed + passed))
+    total_failed=$((total_failed + failed))
+  elif ((status == 0)); then
+    total_passed=$((total_passed + 1))
+  else
+    total_failed=$((total_failed + 1))
+  fi
+  timings+=("$name: $((SECONDS - start)) s (exit $status)")
+  rm -f "$log"
+}
+
+consumer() {
+  # --symlink_prefix=/: no bazel-* links inside our source tree.
+  local out
+  out=$(cd testing/consumer && bazel run --symlink_prefix=/ //:plan_skewed_batch 2>&1) || {
+    echo "$out"; echo "consumer: build or run failed"; return 1; }
+  echo "$out" | tail -n 5
+  if [[ $out != *"cache_seqlens [304,9]"* ]]; then
+    echo "consumer: unexpected output"; return 1
+  fi
+}
+
+part tests bash tools/test.sh
+part asan bash tools/test.sh --config=asan
+part fuzz bash tools/fuzz.sh --time=25
+part consumer consumer
+
+echo "=== ci: timings"
+printf '  %s\n' "${timings[@]}"
+echo "${total_passed} passed, ${total_failed} failed"
+((total_failed == 0))

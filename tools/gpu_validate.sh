@@ -43,7 +43,7 @@ for test in $(ls "$bundle/bin" | grep '_test$'); do
   step "initcheck_$test" sanitize initcheck "$test" "$filter"
 done
 step racecheck_kernel sanitize racecheck attention_kernel_paged_attention_test \
-  '*Skewed*:*Graph*:*Empty*:*Window*:*/0:*/7'
+  '*Skewed*:*Graph*:*Empty*:*Window*:*Split*:*/0:*/7'
 step demo "$bundle/bin/tools_demo"
 cat "$out/demo.log"
 step plan_dump "$bundle/bin/tools_plan_batch" --batch=tools/testdata/skewed_draft_extend_v2.json \

@@ -34,18 +34,8 @@ std::vector<LogicalRequest> LogicalRequestsOf(const KvPagePool& pool, const Batc
 
 PagedAttentionArgs HostArgs(const AttentionData& data, const AttentionMetadata& metadata,
                             const AttentionOptions& options) {
-  PagedAttentionArgs args;
-  args.dtype = data.dtype;
-  args.num_q_heads = data.num_q_heads;
-  args.num_kv_heads = data.num_kv_heads;
-  args.head_dim = data.head_dim;
-  args.num_pages = data.kv.layout().num_pages;
-  args.q = data.q.data();
-  args.k_cache = data.kv.k_data();
-  args.v_cache = data.kv.v_data();
-  args.metadata = metadata;
-  args.options = options;
-  return args;
+  return ArgsFor(data, data.q.data(), data.kv.k_data(), data.kv.v_data(), nullptr, nullptr,
+                 metadata, options);
 }
 
 AttentionOptions DefaultOptions(int32_t head_dim) {

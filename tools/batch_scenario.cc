@@ -75,6 +75,25 @@ absl::StatusOr<Scenario> BuildScenario(const ScenarioSpec& spec) {
   return scenario;
 }
 
+PagedAttentionArgs ArgsFor(const AttentionData& data, const void* q, const void* k_cache,
+                           const void* v_cache, void* out, float* lse,
+                           const AttentionMetadata& metadata, const AttentionOptions& options) {
+  PagedAttentionArgs args;
+  args.dtype = data.dtype;
+  args.num_q_heads = data.num_q_heads;
+  args.num_kv_heads = data.num_kv_heads;
+  args.head_dim = data.head_dim;
+  args.num_pages = data.kv.layout().num_pages;
+  args.q = q;
+  args.k_cache = k_cache;
+  args.v_cache = v_cache;
+  args.out = out;
+  args.lse = lse;
+  args.metadata = metadata;
+  args.options = options;
+  return args;
+}
+
 absl::StatusOr<AttentionData> MakeAttentionData(const KvPagePool& pool,
                                                 const BatchDescriptor& batch, int32_t num_q_heads,
                                                 int32_t num_kv_heads, int32_t head_dim, DType dtype,

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "attention/base/dtype.h"
+#include "attention/kernel/paged_attention_args.h"
 #include "kv_cache/kv_cache.h"
 #include "kv_cache/page_pool.h"
 #include "spec_decode/batch_descriptor.h"
@@ -57,6 +58,12 @@ struct AttentionData {
   HostKvCache kv;          // [num_pages, page_size, num_kv_heads, head_dim], NaN-poisoned
   std::vector<uint8_t> q;  // [num_tokens, num_q_heads, head_dim] in dtype
 };
+
+// PagedAttentionArgs over `data`'s shapes with the given tensors (host copies
+// of data's own, or their device twins) and metadata.
+PagedAttentionArgs ArgsFor(const AttentionData& data, const void* q, const void* k_cache,
+                           const void* v_cache, void* out, float* lse,
+                           const AttentionMetadata& metadata, const AttentionOptions& options);
 
 absl::StatusOr<AttentionData> MakeAttentionData(const KvPagePool& pool,
                                                 const BatchDescriptor& batch, int32_t num_q_heads,

@@ -39,20 +39,8 @@ absl::StatusOr<DeviceInputs> Upload(const AttentionData& data, int64_t tokens) {
 
 PagedAttentionArgs DeviceArgs(const AttentionData& data, DeviceInputs& inputs,
                               const AttentionMetadata& metadata, const AttentionOptions& options) {
-  PagedAttentionArgs args;
-  args.dtype = data.dtype;
-  args.num_q_heads = data.num_q_heads;
-  args.num_kv_heads = data.num_kv_heads;
-  args.head_dim = data.head_dim;
-  args.num_pages = data.kv.layout().num_pages;
-  args.q = inputs.q.data();
-  args.k_cache = inputs.kv.k_data();
-  args.v_cache = inputs.kv.v_data();
-  args.out = inputs.out.data();
-  args.lse = inputs.lse.as<float>();
-  args.metadata = metadata;
-  args.options = options;
-  return args;
+  return ArgsFor(data, inputs.q.data(), inputs.kv.k_data(), inputs.kv.v_data(), inputs.out.data(),
+                 inputs.lse.as<float>(), metadata, options);
 }
 
 absl::StatusOr<AttentionOutputs> Download(const AttentionData& data, const DeviceInputs& inputs,

@@ -17,6 +17,9 @@ PACKAGES=(
   clang-format         # tools/format.sh
   clang                # tools/fuzz.sh: libFuzzer targets (clang 14)
   libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes for clang
+  python3-matplotlib   # tools/dashboard.py: charts (Agg backend, PNG)
+  libbenchmark-tools   # tools/dashboard.py: Google Benchmark's compare.py for the regression view
+  chromium             # //tools/dashboard:dashboard_test renders the page headless (DOM + screenshot)
 )
 
 missing=()

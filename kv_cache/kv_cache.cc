@@ -152,24 +152,11 @@ std::vector<uint8_t> EncodeElements(DType dtype, absl::Span<const float> values)
     if (dtype == DType::kFloat32) {
       std::memcpy(&bytes[i * 4], &values[i], 4);
     } else {
-      const uint16_t bits =
-          dtype == DType::kFloat16 ? FloatToFloat16(values[i]) : FloatToBFloat16(values[i]);
+      const uint16_t bits = EncodeElement16(dtype, values[i]);
       std::memcpy(&bytes[i * 2], &bits, 2);
     }
   }
   return bytes;
-}
-
-float DecodeElement(DType dtype, const void* data, int64_t index) {
-  const char* base = static_cast<const char*>(data);
-  if (dtype == DType::kFloat32) {
-    float value;
-    std::memcpy(&value, base + index * 4, 4);
-    return value;
-  }
-  uint16_t bits;
-  std::memcpy(&bits, base + index * 2, 2);
-  return dtype == DType::kFloat16 ? Float16ToFloat(bits) : BFloat16ToFloat(bits);
 }
 
 HostKvCache::HostKvCache(const KvCacheLayout& layout)

@@ -93,10 +93,9 @@ absl::Status WriteKvRowsOnDevice(const KvCacheLayout& layout, const void* new_k,
                                  void* k_cache, void* v_cache, cudaStream_t stream);
 
 // `values` rounded to `dtype` (nearest even), as that dtype's bytes: builds
-// new_k/new_v for tests and tools.
+// new_k/new_v for tests and tools. (DecodeElement, the inverse, is in
+// attention/base/dtype.h.)
 std::vector<uint8_t> EncodeElements(DType dtype, absl::Span<const float> values);
-// Element `index` of a `dtype` array, widened to float (exact for all dtypes).
-float DecodeElement(DType dtype, const void* data, int64_t index);
 
 enum class KvTensor { kKey, kValue };
 

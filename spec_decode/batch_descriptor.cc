@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -299,8 +300,11 @@ int32_t BatchDescriptor::num_tokens() const {
   return static_cast<int32_t>(total);
 }
 
-absl::StatusOr<BatchDescriptor> BuildBatchDescriptor(const EngineBatchInputs& inputs,
-                                                     const KvPagePool& pool) {
+ValidatedBatch::ValidatedBatch(BatchDescriptor batch, const KvPagePool& pool)
+    : batch_(std::move(batch)), row_width_(pool.row_width()), pool_rows_(pool.max_requests()) {}
+
+absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inputs,
+                                                    const KvPagePool& pool) {
   const std::string mode_name = ModeName(inputs.mode);
   if (!inputs.seq_lens_convention.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -393,11 +397,13 @@ absl::StatusOr<BatchDescriptor> BuildBatchDescriptor(const EngineBatchInputs& in
     batch.positions = inputs.positions;
   }
   RETURN_IF_ERROR(ValidateTokens(batch, pool, &context, num_tokens));
-  return batch;
+  return ValidatedBatch(std::move(batch), pool);
 }
 
-absl::Status ValidateBatchDescriptor(const BatchDescriptor& batch, const KvPagePool& pool) {
-  return ValidateImpl(batch, pool, /*context=*/nullptr);
+absl::StatusOr<ValidatedBatch> ValidateBatchDescriptor(BatchDescriptor batch,
+                                                       const KvPagePool& pool) {
+  RETURN_IF_ERROR(ValidateImpl(batch, pool, /*context=*/nullptr));
+  return ValidatedBatch(std::move(batch), pool);
 }
 
 }  // namespace paged_attention

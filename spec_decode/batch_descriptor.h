@@ -132,14 +132,43 @@ struct EngineBatchInputs {
   SpecInfo spec;
 };
 
+// A batch descriptor that passed validation against a pool. Only
+// ValidateBatchDescriptor (and BuildBatchDescriptor, which validates) makes
+// one, and the planner takes only this type: an unchecked batch cannot be
+// planned, and a checked one is never checked twice. It describes the pool as
+// it was when validated; it stays valid while the rows it names keep their
+// slots (the engine's next step changes them: validate each step's batch).
+class ValidatedBatch {
+ public:
+  const BatchDescriptor& descriptor() const { return batch_; }
+  ForwardMode mode() const { return batch_.mode; }
+  int32_t page_size() const { return batch_.page_size; }
+  int32_t batch_size() const { return batch_.batch_size(); }
+  const std::vector<RequestEntry>& requests() const { return batch_.requests; }
+  // The validating pool's request-to-token table: [pool_rows, row_width].
+  int32_t row_width() const { return row_width_; }
+  int32_t pool_rows() const { return pool_rows_; }
+
+ private:
+  ValidatedBatch(BatchDescriptor batch, const KvPagePool& pool);
+  friend absl::StatusOr<ValidatedBatch> ValidateBatchDescriptor(BatchDescriptor batch,
+                                                                const KvPagePool& pool);
+  friend absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inputs,
+                                                             const KvPagePool& pool);
+
+  BatchDescriptor batch_;
+  int32_t row_width_ = 0;
+  int32_t pool_rows_ = 0;
+};
+
 // Derives prefix_len / new_tokens per request from `inputs` under its named
-// convention, then checks the result with ValidateBatchDescriptor. Errors:
+// convention, then checks the result as ValidateBatchDescriptor does. Errors:
 // InvalidArgument naming the field, the request index and the value
 // (including "seq_lens_convention must be named" and, for a wrong convention,
 // the request whose written rows are not where the convention puts them);
 // Unimplemented for spec.topk > 1 in TARGET_VERIFY or a draft decode step.
-absl::StatusOr<BatchDescriptor> BuildBatchDescriptor(const EngineBatchInputs& inputs,
-                                                     const KvPagePool& pool);
+absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inputs,
+                                                    const KvPagePool& pool);
 
 // Checks a descriptor against the pool: the page size; per mode, the spec
 // fields and each request's new_tokens; every row is an active request (not
@@ -148,7 +177,8 @@ absl::StatusOr<BatchDescriptor> BuildBatchDescriptor(const EngineBatchInputs& in
 // slots (Length + DraftLength); positions[k] = prefix_len + j; and
 // out_cache_loc of each request == req_to_token[row][prefix_len ..
 // prefix_len + new_tokens). InvalidArgument (Unimplemented for topk > 1).
-absl::Status ValidateBatchDescriptor(const BatchDescriptor& batch, const KvPagePool& pool);
+absl::StatusOr<ValidatedBatch> ValidateBatchDescriptor(BatchDescriptor batch,
+                                                       const KvPagePool& pool);
 
 }  // namespace paged_attention
 

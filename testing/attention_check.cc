@@ -1,21 +1,25 @@
 #include "testing/attention_check.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+
+#include "absl/strings/str_cat.h"
 
 namespace paged_attention {
 
-std::vector<LogicalRequest> LogicalRequestsOf(const KvPagePool& pool, const BatchDescriptor& batch,
+std::vector<LogicalRequest> LogicalRequestsOf(const KvPagePool& pool, const ValidatedBatch& batch,
                                               const AttentionData& data) {
   const int64_t q_row = int64_t{data.num_q_heads} * data.head_dim;
   std::vector<LogicalRequest> requests;
   int64_t token = 0;
-  for (const RequestEntry& entry : batch.requests) {
+  for (const RequestEntry& entry : batch.requests()) {
     LogicalRequest request;
     request.q_len = entry.new_tokens;
     request.k_len = entry.prefix_len + entry.new_tokens;
     for (int64_t e = 0; e < request.q_len * q_row; ++e) {
-      request.q.push_back(ReadElement(data.q.data(), data.dtype, token * q_row + e));
+      request.q.push_back(DecodeElement(data.dtype, data.q.data(), token * q_row + e));
     }
     token += request.q_len;
     for (int32_t t = 0; t < request.k_len; ++t) {
@@ -44,6 +48,19 @@ AttentionOptions DefaultOptions(int32_t head_dim) {
   return options;
 }
 
+std::string FirstDifference(absl::Span<const double> a, absl::Span<const double> b,
+                            int64_t count) {
+  if (static_cast<int64_t>(a.size()) < count || static_cast<int64_t>(b.size()) < count) {
+    return absl::StrCat("sizes ", a.size(), " and ", b.size(), " hold fewer than ", count);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0) {
+      return absl::StrCat("element ", i, ": ", a[i], " vs ", b[i]);
+    }
+  }
+  return "";
+}
+
 double MaxAbsDiff(absl::Span<const double> a, absl::Span<const double> b, int64_t count) {
   if (count < 0) count = static_cast<int64_t>(std::min(a.size(), b.size()));
   if (a.size() < static_cast<size_t>(count) || b.size() < static_cast<size_t>(count)) {
@@ -58,6 +75,47 @@ double MaxAbsDiff(absl::Span<const double> a, absl::Span<const double> b, int64_
     worst = std::max(worst, diff);
   }
   return worst;
+}
+
+std::string ErrorStats::ToString() const {
+  return absl::StrCat("max_abs ", max_abs, " rel_l2 ", rel_l2, " non_finite ", non_finite);
+}
+
+namespace {
+
+template <typename T>
+ErrorStats Compare(absl::Span<const T> got, absl::Span<const double> want, int64_t count) {
+  ErrorStats stats;
+  if (static_cast<int64_t>(got.size()) < count || static_cast<int64_t>(want.size()) < count) {
+    stats.non_finite = count;  // missing values count as unusable
+    return stats;
+  }
+  double diff2 = 0.0, ref2 = 0.0;
+  for (int64_t i = 0; i < count; ++i) {
+    const double g = static_cast<double>(got[i]);
+    if (!std::isfinite(g)) {
+      ++stats.non_finite;
+      continue;
+    }
+    const double diff = g - want[i];
+    stats.max_abs = std::max(stats.max_abs, std::abs(diff));
+    diff2 += diff * diff;
+    ref2 += want[i] * want[i];
+  }
+  stats.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  return stats;
+}
+
+}  // namespace
+
+ErrorStats CompareToReference(absl::Span<const float> got, absl::Span<const double> want,
+                              int64_t count) {
+  return Compare(got, want, count);
+}
+
+ErrorStats CompareToReference(absl::Span<const double> got, absl::Span<const double> want,
+                              int64_t count) {
+  return Compare(got, want, count);
 }
 
 }  // namespace paged_attention

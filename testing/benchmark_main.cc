@@ -1,12 +1,54 @@
-// main() for our Google Benchmark binaries: adds the GPU, CUDA versions and
-// (when the runner passes it) the git revision to the JSON context, so a
-// dashboard can chart runs over time and across machines.
+// main() for our Google Benchmark binaries: adds the GPU, CUDA versions, the
+// measured copy rate and (when the runner passes it) the git revision to the
+// JSON context, so a dashboard can chart runs over time and across machines.
 //   --benchmark_context=git_revision=abc123 (set by gpu_bundle/run_benchmarks.sh)
+#include "testing/benchmark_main.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "attention/base/device_info.h"
 #include "benchmark/benchmark.h"
+
+namespace paged_attention {
+
+double DeviceCopyTbps() {
+  static const double tbps = [] {
+    if (VisibleGpuCount() == 0) return 0.0;
+    constexpr size_t kBytes = size_t{2} << 30;
+    void *src = nullptr, *dst = nullptr;
+    if (cudaMalloc(&src, kBytes) != cudaSuccess || cudaMalloc(&dst, kBytes) != cudaSuccess) {
+      cudaFree(src);
+      return 0.0;
+    }
+    cudaMemset(src, 1, kBytes);
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    std::vector<float> ms(20);
+    cudaMemcpy(dst, src, kBytes, cudaMemcpyDeviceToDevice);  // warm-up
+    for (float& t : ms) {
+      cudaEventRecord(start);
+      cudaMemcpy(dst, src, kBytes, cudaMemcpyDeviceToDevice);
+      cudaEventRecord(stop);
+      cudaEventSynchronize(stop);
+      cudaEventElapsedTime(&t, start, stop);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    cudaFree(src);
+    cudaFree(dst);
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    return 2.0 * kBytes / (ms[ms.size() / 2] * 1e-3) * 1e-12;
+  }();
+  return tbps;
+}
+
+}  // namespace paged_attention
 
 int main(int argc, char** argv) {
   using namespace paged_attention;
@@ -17,6 +59,7 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("gpu_sms", absl::StrCat(device->multiprocessor_count));
     benchmark::AddCustomContext("cuda_driver", absl::StrCat(device->driver_version / 1000, ".",
                                                             (device->driver_version % 1000) / 10));
+    benchmark::AddCustomContext("copy_tbps", absl::StrCat(DeviceCopyTbps()));
   } else {
     benchmark::AddCustomContext("gpu", "none");
   }

@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "attention/base/ceil_div.h"
+#include "attention/base/status_macros.h"
 
 namespace paged_attention {
 namespace {
@@ -33,23 +35,6 @@ double Logit(double dot, const AttentionOptions& options) {
 }
 
 }  // namespace
-
-double ReadElement(const void* data, DType dtype, int64_t index) {
-  switch (dtype) {
-    case DType::kFloat32: {
-      float value;
-      std::memcpy(&value, static_cast<const char*>(data) + index * 4, 4);
-      return value;
-    }
-    case DType::kFloat16:
-    case DType::kBFloat16: {
-      uint16_t bits;
-      std::memcpy(&bits, static_cast<const char*>(data) + index * 2, 2);
-      return dtype == DType::kFloat16 ? Float16ToFloat(bits) : BFloat16ToFloat(bits);
-    }
-  }
-  return std::nan("");
-}
 
 absl::StatusOr<HostAttentionResult> RunHostPagedAttention(const PagedAttentionArgs& args) {
   const AttentionMetadata& md = args.metadata;
@@ -106,8 +91,8 @@ absl::StatusOr<HostAttentionResult> RunHostPagedAttention(const PagedAttentionAr
           const int64_t k_base = (key_slot[t] * hkv + kv_head) * d;
           const int64_t q_base = (token * hq + h) * d;
           for (int64_t c = 0; c < d; ++c) {
-            dot += ReadElement(args.q, args.dtype, q_base + c) *
-                   ReadElement(args.k_cache, args.dtype, k_base + c);
+            dot += DecodeElement(args.dtype, args.q, q_base + c) *
+                   DecodeElement(args.dtype, args.k_cache, k_base + c);
           }
           scores[t - keys.first] = Logit(dot, args.options);
           max_score = std::max(max_score, scores[t - keys.first]);
@@ -119,11 +104,176 @@ absl::StatusOr<HostAttentionResult> RunHostPagedAttention(const PagedAttentionAr
           sum += p;
           const int64_t v_base = (key_slot[t] * hkv + kv_head) * d;
           for (int64_t c = 0; c < d; ++c) {
-            accum[c] += p * ReadElement(args.v_cache, args.dtype, v_base + c);
+            accum[c] += p * DecodeElement(args.dtype, args.v_cache, v_base + c);
           }
         }
         for (int64_t c = 0; c < d; ++c) out[c] = accum[c] / sum;
         result.lse[h * total_q + token] = max_score + std::log(sum);
+      }
+    }
+  }
+  return result;
+}
+
+namespace {
+
+// Softmax statistics of one query row over a key range: out normalised by
+// sum, lse = max + log(sum) (-inf and zeros when no key is visible).
+struct RowResult {
+  std::vector<double> out;
+  double lse = kNegInf;
+};
+
+}  // namespace
+
+absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttentionArgs& args) {
+  const AttentionMetadata& md = args.metadata;
+  const WorkPlanView& plan = md.plan;
+  const int64_t hq = args.num_q_heads, hkv = args.num_kv_heads, d = args.head_dim;
+  if (hq <= 0 || hkv <= 0 || d <= 0 || hq % hkv != 0 || md.page_size <= 0) {
+    return absl::InvalidArgumentError("bad head shape or page size");
+  }
+  const int64_t group = hq / hkv;
+  if (plan.num_kv_heads != hkv || plan.group != group || plan.head_dim != d) {
+    return absl::InvalidArgumentError(absl::StrCat("plan made for ", plan.num_kv_heads, " KV heads, group ",
+                                                   plan.group, ", head_dim ", plan.head_dim));
+  }
+  const int64_t total_q = md.total_q_tokens;
+  HostAttentionResult result;
+  result.out.assign(total_q * hq * d, 0.0);
+  result.lse.assign(hq * total_q, kNegInf);
+  std::vector<int32_t> writes(total_q * hq, 0);  // times each (token, head) row was written
+  std::vector<RowResult> partials(int64_t{std::max(plan.max_partials, 0)} * kUnitRows);
+  std::vector<int32_t> partial_uses(partials.size(), 0);
+
+  // Attention of packed row `packed` of (request, kv_head) over keys [lo, hi).
+  auto attend = [&](int32_t request, int32_t kv_head, int64_t packed, int64_t lo,
+                    int64_t hi) -> absl::StatusOr<RowResult> {
+    const int64_t q_begin = md.cu_seqlens_q[request];
+    const int64_t q_len = md.cu_seqlens_q[request + 1] - q_begin;
+    const int64_t k_len = md.cache_seqlens[request];
+    const int64_t j = packed / group, h = kv_head * group + packed % group;
+    const KeyRange visible = VisibleKeys(j, q_len, k_len, args.options);
+    lo = std::max(lo, visible.first);
+    hi = std::min(hi, visible.last + 1);
+    RowResult row;
+    row.out.assign(d, 0.0);
+    if (hi > std::min<int64_t>(k_len, int64_t{md.max_pages_per_request} * md.page_size)) {
+      return absl::OutOfRangeError(absl::StrCat("request ", request, ": key range ends at ", hi,
+                                                " past its ", k_len, " keys"));
+    }
+    std::vector<double> scores;
+    double max_score = kNegInf;
+    for (int64_t t = lo; t < hi; ++t) {
+      const int32_t page = md.page_table[request * int64_t{md.max_pages_per_request} + t / md.page_size];
+      if (page < 0 || page >= args.num_pages) {
+        return absl::OutOfRangeError(absl::StrCat("request ", request, ": page ", page, " outside the pool"));
+      }
+      const int64_t slot = int64_t{page} * md.page_size + t % md.page_size;
+      double dot = 0;
+      for (int64_t c = 0; c < d; ++c) {
+        dot += DecodeElement(args.dtype, args.q, ((q_begin + j) * hq + h) * d + c) *
+               DecodeElement(args.dtype, args.k_cache, (slot * hkv + kv_head) * d + c);
+      }
+      scores.push_back(Logit(dot, args.options));
+      max_score = std::max(max_score, scores.back());
+    }
+    if (scores.empty()) return row;
+    double sum = 0;
+    for (int64_t t = lo; t < hi; ++t) {
+      const double p = std::exp(scores[t - lo] - max_score);
+      sum += p;
+      const int32_t page = md.page_table[request * int64_t{md.max_pages_per_request} + t / md.page_size];
+      const int64_t slot = int64_t{page} * md.page_size + t % md.page_size;
+      for (int64_t c = 0; c < d; ++c) {
+        row.out[c] += p * DecodeElement(args.dtype, args.v_cache, (slot * hkv + kv_head) * d + c);
+      }
+    }
+    for (double& value : row.out) value /= sum;
+    row.lse = max_score + std::log(sum);
+    return row;
+  };
+  auto write = [&](int32_t request, int32_t kv_head, int64_t packed, const RowResult& row) {
+    const int64_t token = md.cu_seqlens_q[request] + packed / group;
+    const int64_t h = kv_head * group + packed % group;
+    std::copy(row.out.begin(), row.out.end(), result.out.begin() + (token * hq + h) * d);
+    result.lse[h * total_q + token] = row.lse;
+    ++writes[token * hq + h];
+  };
+  auto unit_rows = [&](int32_t request, int32_t unit_tile) {
+    const int64_t q_len = md.cu_seqlens_q[request + 1] - md.cu_seqlens_q[request];
+    return std::min<int64_t>(kUnitRows, q_len * group - int64_t{unit_tile} * kUnitRows);
+  };
+
+  for (int32_t w = 0; w < plan.num_workers; ++w) {
+    for (int32_t s = plan.worker_begin[w]; s < plan.worker_begin[w + 1]; ++s) {
+      const WorkSegment& segment = plan.segments[s];
+      if (segment.request < 0 || segment.request >= md.batch_size) {
+        return absl::InternalError(absl::StrCat("segment ", s, ": request ", segment.request));
+      }
+      const int64_t rows = unit_rows(segment.request, segment.unit_tile);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t packed = int64_t{segment.unit_tile} * kUnitRows + r;
+        ASSIGN_OR_RETURN(RowResult row, attend(segment.request, segment.kv_head, packed,
+                                               segment.key_begin, segment.key_end));
+        if (segment.partial < 0) {
+          write(segment.request, segment.kv_head, packed, row);
+        } else {
+          if (segment.partial >= plan.max_partials) {
+            return absl::InternalError(absl::StrCat("segment ", s, ": partial ", segment.partial,
+                                                    " past ", plan.max_partials));
+          }
+          partials[int64_t{segment.partial} * kUnitRows + r] = std::move(row);
+          ++partial_uses[int64_t{segment.partial} * kUnitRows + r];
+        }
+      }
+    }
+  }
+  for (int32_t m = 0; m < plan.counters[kPlanNumMergeTasks]; ++m) {
+    const MergeTask& task = plan.merge_tasks[m];
+    const int64_t rows = unit_rows(task.request, task.unit_tile);
+    for (int64_t r = 0; r < rows; ++r) {
+      double max_lse = kNegInf;
+      for (int32_t p = 0; p < task.num_partials; ++p) {
+        max_lse = std::max(max_lse, partials[int64_t{task.first_partial + p} * kUnitRows + r].lse);
+      }
+      RowResult merged;
+      merged.out.assign(d, 0.0);
+      double sum = 0;
+      for (int32_t p = 0; p < task.num_partials; ++p) {
+        const int64_t at = int64_t{task.first_partial + p} * kUnitRows + r;
+        if (partial_uses[at] != 1) {
+          return absl::InternalError(absl::StrCat("merge task ", m, ": partial ", task.first_partial + p,
+                                                  " row ", r, " written ", partial_uses[at], " times"));
+        }
+        partial_uses[at] = 2;  // consumed
+        if (max_lse == kNegInf || partials[at].lse == kNegInf) continue;
+        const double weight = std::exp(partials[at].lse - max_lse);
+        sum += weight;
+        for (int64_t c = 0; c < d; ++c) merged.out[c] += weight * partials[at].out[c];
+      }
+      if (sum > 0) {
+        for (double& value : merged.out) value /= sum;
+        merged.lse = max_lse + std::log(sum);
+      }
+      write(task.request, task.kv_head, int64_t{task.unit_tile} * kUnitRows + r, merged);
+    }
+  }
+  for (int64_t t = plan.counters[kPlanZeroFillBegin]; t < plan.counters[kPlanZeroFillEnd]; ++t) {
+    for (int64_t h = 0; h < hq; ++h) ++writes[t * hq + h];  // zeros, lse -inf already
+  }
+  for (size_t at = 0; at < partial_uses.size(); ++at) {
+    if (partial_uses[at] == 1) {
+      return absl::InternalError(absl::StrCat("partial ", at / kUnitRows, " row ", at % kUnitRows,
+                                              " was written but never merged"));
+    }
+  }
+  const int64_t planned_tokens = md.cu_seqlens_q[md.batch_size];
+  for (int64_t t = 0; t < planned_tokens; ++t) {
+    for (int64_t h = 0; h < hq; ++h) {
+      if (writes[t * hq + h] != 1) {
+        return absl::InternalError(absl::StrCat("token ", t, " head ", h, " was written ",
+                                                writes[t * hq + h], " times (plan coverage)"));
       }
     }
   }

@@ -31,6 +31,14 @@ struct HostAttentionResult {
 // outside [0, num_pages); InvalidArgument for inconsistent metadata or shapes.
 absl::StatusOr<HostAttentionResult> RunHostPagedAttention(const PagedAttentionArgs& args);
 
+// Float64 paged attention that follows the metadata's work plan the way the
+// kernels do: every worker's segments over their key ranges (partials for cut
+// units), then the merge tasks, then the zero-filled padding tokens. Checks
+// the plan covers every live query row exactly once and merges every partial
+// it writes (InternalError naming the row otherwise), so a partition bug shows
+// on the CPU. Same inputs and errors as RunHostPagedAttention.
+absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttentionArgs& args);
+
 // One request of the plain reference, values already as doubles.
 struct LogicalRequest {
   int32_t q_len = 0;
@@ -45,9 +53,6 @@ struct LogicalRequest {
 HostAttentionResult AttendLogicalSequences(absl::Span<const LogicalRequest> requests,
                                            int32_t num_q_heads, int32_t num_kv_heads,
                                            int32_t head_dim, const AttentionOptions& options);
-
-// Reads element `index` of a `dtype` array as double.
-double ReadElement(const void* data, DType dtype, int64_t index);
 
 }  // namespace paged_attention
 

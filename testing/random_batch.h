@@ -9,7 +9,7 @@
 
 #include "spec_decode/batch_descriptor.h"
 #include "spec_decode/forward_mode.h"
-#include "tools/batch_scenario.h"
+#include "testing/batch_scenario.h"
 
 namespace paged_attention {
 

@@ -97,6 +97,24 @@ inline float RoundTrip(DType dtype, float value) {
   return value;
 }
 
+// The element codec every host-side user shares. 16-bit types are stored as
+// their bit patterns; EncodeElement16 rounds to nearest even (fp16 overflows
+// to inf), DecodeElement reads element `index` of a `dtype` array.
+inline uint16_t EncodeElement16(DType dtype, float value) {
+  return dtype == DType::kFloat16 ? FloatToFloat16(value) : FloatToBFloat16(value);
+}
+
+inline float DecodeElement(DType dtype, const void* data, int64_t index) {
+  if (dtype == DType::kFloat32) {
+    float value;
+    std::memcpy(&value, static_cast<const char*>(data) + index * 4, 4);
+    return value;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, static_cast<const char*>(data) + index * 2, 2);
+  return dtype == DType::kFloat16 ? Float16ToFloat(bits) : BFloat16ToFloat(bits);
+}
+
 }  // namespace paged_attention
 
 #endif  // ATTENTION_BASE_DTYPE_H_

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "attention/base/ceil_div.h"
 #include "attention/base/cuda_status.h"
 #include "attention/base/status_macros.h"
 #include "attention/kernel/paged_attention_kernel.h"
@@ -14,18 +16,27 @@ namespace paged_attention {
 namespace {
 
 constexpr size_t kWorkspaceAlignment = 256;
+// Merge-step blocks per attention worker: enough to spread a few thousand
+// merge rows over the GPU in one wave.
+constexpr int64_t kMergeBlocksPerWorker = 4;
+constexpr int64_t kMaxZeroFillBlocks = 512;
+constexpr int64_t kZeroFillThreads = 128;
+constexpr int64_t kMergeWarpsPerBlock = 4;  // one (task, row) item per warp
+
+// Diagnostic switch (A/B timing, fault isolation): PA_ATTENTION_NO_WGMMA=1
+// computes every Q K^T with mma.sync. Read once per process.
+bool UseWgmma() {
+  static const bool use = std::getenv("PA_ATTENTION_NO_WGMMA") == nullptr;
+  return use;
+}
 
 size_t AlignUp(size_t bytes) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
-bool IsEmptyBatch(const AttentionMetadata& md) {
-  return md.batch_size == 0 || md.total_q_tokens == 0;
-}
-
-int64_t NumMTiles(const AttentionMetadata& md, int32_t group) {
-  const int64_t rows = int64_t{std::max(md.max_seq_len_q, 0)} * group;
-  return (rows + kAttentionBlockM - 1) / kAttentionBlockM;
+size_t PartialOutBytes(const WorkPlanView& plan) {
+  return AlignUp(size_t(std::max(plan.max_partials, 0)) * kUnitRows *
+                 size_t(std::max(plan.head_dim, 0)) * sizeof(float));
 }
 
 absl::Status CheckPointer(const void* pointer, const char* name, bool required) {
@@ -41,41 +52,95 @@ absl::Status CheckPointer(const void* pointer, const char* name, bool required) 
 }
 
 using LaunchFn = cudaError_t (*)(const PagedAttentionParams&, cudaStream_t);
+using OccupancyFn = cudaError_t (*)(int*);
 
-LaunchFn SelectKernel(DType dtype, int32_t head_dim) {
+struct KernelEntry {
+  LaunchFn launch;
+  OccupancyFn occupancy;
+};
+
+template <DType kDType, int kHeadDim>
+constexpr KernelEntry EntryFor() {
+  return {&LaunchPagedAttentionKernel<kDType, kHeadDim>,
+          &PagedAttentionKernelOccupancy<kDType, kHeadDim>};
+}
+
+// The instantiation for (dtype, head_dim), or {nullptr, nullptr}.
+KernelEntry SelectKernel(DType dtype, int32_t head_dim) {
   if (dtype == DType::kBFloat16) {
     switch (head_dim) {
       case 64:
-        return &LaunchPagedAttentionKernel<DType::kBFloat16, 64>;
+        return EntryFor<DType::kBFloat16, 64>();
       case 128:
-        return &LaunchPagedAttentionKernel<DType::kBFloat16, 128>;
+        return EntryFor<DType::kBFloat16, 128>();
       case 256:
-        return &LaunchPagedAttentionKernel<DType::kBFloat16, 256>;
+        return EntryFor<DType::kBFloat16, 256>();
     }
   } else if (dtype == DType::kFloat16) {
     switch (head_dim) {
       case 64:
-        return &LaunchPagedAttentionKernel<DType::kFloat16, 64>;
+        return EntryFor<DType::kFloat16, 64>();
       case 128:
-        return &LaunchPagedAttentionKernel<DType::kFloat16, 128>;
+        return EntryFor<DType::kFloat16, 128>();
       case 256:
-        return &LaunchPagedAttentionKernel<DType::kFloat16, 256>;
+        return EntryFor<DType::kFloat16, 256>();
     }
   }
-  return nullptr;
+  return {nullptr, nullptr};
+}
+
+absl::Status CheckSupported(DType dtype, int32_t head_dim) {
+  if (dtype != DType::kBFloat16 && dtype != DType::kFloat16) {
+    return absl::UnimplementedError(absl::StrCat("dtype ", DTypeName(dtype),
+                                                 " is not supported (bfloat16 and float16 are)"));
+  }
+  if (!IsSupportedHeadDim(head_dim)) {
+    return absl::UnimplementedError(
+        absl::StrCat("head_dim ", head_dim, " is not supported (64, 128 and 256 are)"));
+  }
+  return absl::OkStatus();
+}
+
+// The plan's key ranges must hold every key the call's mask lets a query see.
+absl::Status CheckPlanCoversMask(const WorkPlanView& plan, const AttentionOptions& options) {
+  const bool call_causal = options.mask == MaskMode::kCausal;
+  if (plan.causal != 0 && !call_causal) {
+    return absl::InvalidArgumentError(
+        "the work plan was made for a causal mask but the call is non-causal: plan with "
+        "PlannerConfig.mask = kNonCausal");
+  }
+  const int32_t call_window = call_causal ? options.window_left : -1;
+  if (plan.window_left >= 0 && (call_window < 0 || call_window > plan.window_left)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the work plan was cut to window_left ", plan.window_left,
+        " but the call's window_left is ", call_window, ": plan with the call's window"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
+absl::StatusOr<KernelGeometry> QueryKernelGeometry(DType dtype, int32_t head_dim) {
+  RETURN_IF_ERROR(CheckSupported(dtype, head_dim));
+  int device = 0;
+  RETURN_IF_ERROR(CudaCall(cudaGetDevice(&device), "cudaGetDevice"));
+  KernelGeometry geometry;
+  RETURN_IF_ERROR(CudaCall(
+      cudaDeviceGetAttribute(&geometry.num_sms, cudaDevAttrMultiProcessorCount, device),
+      "cudaDeviceGetAttribute(multiprocessors)"));
+  int ctas = 0;
+  RETURN_IF_ERROR(CudaCall(SelectKernel(dtype, head_dim).occupancy(&ctas),
+                           "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+  if (ctas < 1) {
+    return absl::InternalError(absl::StrCat("the ", DTypeName(dtype), " head_dim ", head_dim,
+                                            " attention kernel fits no CTA on an SM"));
+  }
+  geometry.ctas_per_sm = ctas;
+  return geometry;
+}
+
 absl::Status CanImplement(const PagedAttentionArgs& args) {
-  if (args.dtype != DType::kBFloat16 && args.dtype != DType::kFloat16) {
-    return absl::UnimplementedError(absl::StrCat("dtype ", DTypeName(args.dtype),
-                                                 " is not supported (bfloat16 and float16 are)"));
-  }
-  if (args.head_dim != 64 && args.head_dim != 128 && args.head_dim != 256) {
-    return absl::UnimplementedError(
-        absl::StrCat("head_dim ", args.head_dim, " is not supported (64, 128 and 256 are)"));
-  }
+  RETURN_IF_ERROR(CheckSupported(args.dtype, args.head_dim));
   if (args.num_q_heads <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("num_q_heads ", args.num_q_heads, " must be >= 1"));
@@ -90,18 +155,32 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
                                                    args.num_kv_heads));
   }
   const AttentionMetadata& md = args.metadata;
+  const WorkPlanView& plan = md.plan;
   if (md.page_size < 1) {
     return absl::InvalidArgumentError(absl::StrCat("page_size ", md.page_size, " must be >= 1"));
   }
-  if (md.batch_size < 0 || md.total_q_tokens < 0 || md.max_seq_len_q < 0 || md.max_seq_len_k < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("metadata scalars must be >= 0: batch_size ", md.batch_size,
-                     ", total_q_tokens ", md.total_q_tokens, ", max_seq_len_q ", md.max_seq_len_q,
-                     ", max_seq_len_k ", md.max_seq_len_k));
+  if (md.batch_size < 0 || md.total_q_tokens < 0 || md.max_seq_len_q < 0 || md.max_seq_len_k < 0 ||
+      md.max_pages_per_request < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metadata scalars must be >= 0: batch_size ", md.batch_size, ", total_q_tokens ",
+        md.total_q_tokens, ", max_seq_len_q ", md.max_seq_len_q, ", max_seq_len_k ",
+        md.max_seq_len_k, ", max_pages_per_request ", md.max_pages_per_request));
   }
-  if (md.num_kv_splits < 1 || md.num_kv_splits > kMaxSupportedKvSplits) {
-    return absl::InvalidArgumentError(absl::StrCat("num_kv_splits ", md.num_kv_splits,
-                                                   " must be in [1, ", kMaxSupportedKvSplits, "]"));
+  if (plan.num_workers < 0 || plan.num_workers > (1 << 20) || plan.max_segments < 0 ||
+      plan.max_merge_tasks < 0 || plan.max_partials < 0 || plan.max_zero_fill_tokens < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "work plan capacities must be >= 0 (and workers <= 2^20): num_workers ", plan.num_workers,
+        ", max_segments ", plan.max_segments, ", max_merge_tasks ", plan.max_merge_tasks,
+        ", max_partials ", plan.max_partials, ", max_zero_fill_tokens ",
+        plan.max_zero_fill_tokens));
+  }
+  const int32_t group = args.num_q_heads / args.num_kv_heads;
+  if (plan.num_kv_heads != args.num_kv_heads || plan.group != group ||
+      plan.head_dim != args.head_dim) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the work plan was made for num_kv_heads ", plan.num_kv_heads, ", group ", plan.group,
+        ", head_dim ", plan.head_dim, "; the call has num_kv_heads ", args.num_kv_heads,
+        ", group ", group, ", head_dim ", args.head_dim));
   }
   const AttentionOptions& options = args.options;
   if (!std::isfinite(options.softmax_scale)) {
@@ -120,12 +199,15 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
     return absl::InvalidArgumentError(
         absl::StrCat("window_left ", options.window_left, " must be >= 0, or -1 for none"));
   }
-  if (IsEmptyBatch(md)) return absl::OkStatus();
-
-  if (md.max_pages_per_request < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_pages_per_request ", md.max_pages_per_request, " must be >= 1"));
+  RETURN_IF_ERROR(CheckPlanCoversMask(plan, options));
+  if (int64_t{md.total_q_tokens} * args.num_q_heads * args.head_dim >
+      std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "total_q_tokens ", md.total_q_tokens, " x num_q_heads ", args.num_q_heads, " x head_dim ",
+        args.head_dim, " elements do not fit int32"));
   }
+  if (plan.num_workers == 0 || md.batch_size == 0) return absl::OkStatus();  // nothing to run
+
   if (args.num_pages < 1) {
     return absl::InvalidArgumentError(absl::StrCat("num_pages ", args.num_pages, " must be >= 1"));
   }
@@ -137,40 +219,35 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
   RETURN_IF_ERROR(CheckPointer(md.cache_seqlens, "metadata.cache_seqlens", true));
   RETURN_IF_ERROR(CheckPointer(md.cu_seqlens_q, "metadata.cu_seqlens_q", true));
   RETURN_IF_ERROR(CheckPointer(md.page_table, "metadata.page_table", true));
-  const int64_t blocks =
-      NumMTiles(md, args.num_q_heads / args.num_kv_heads) * md.batch_size * args.num_kv_heads;
-  if (blocks > std::numeric_limits<int32_t>::max()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "grid too large: max_seq_len_q ", md.max_seq_len_q, " x batch_size ", md.batch_size,
-        " x num_q_heads ", args.num_q_heads, " needs ", blocks, " blocks"));
-  }
+  RETURN_IF_ERROR(CheckPointer(plan.worker_begin, "metadata.plan.worker_begin", true));
+  RETURN_IF_ERROR(CheckPointer(plan.segments, "metadata.plan.segments", true));
+  RETURN_IF_ERROR(CheckPointer(plan.counters, "metadata.plan.counters", true));
+  RETURN_IF_ERROR(
+      CheckPointer(plan.merge_tasks, "metadata.plan.merge_tasks", plan.max_merge_tasks > 0));
   return absl::OkStatus();
 }
 
-size_t WorkspaceBytes(const AttentionMetadata& metadata, int32_t num_q_heads, int32_t head_dim) {
-  if (metadata.num_kv_splits <= 1 || IsEmptyBatch(metadata)) return 0;
-  const size_t rows = size_t(metadata.num_kv_splits) *
-                      size_t(std::max(metadata.total_q_tokens, 0)) *
-                      size_t(std::max(num_q_heads, 0));
-  return AlignUp(rows * size_t(std::max(head_dim, 0)) * sizeof(float)) +
-         AlignUp(rows * sizeof(float));
+size_t WorkspaceBytes(const AttentionMetadata& metadata) {
+  const WorkPlanView& plan = metadata.plan;
+  if (plan.max_partials <= 0) return 0;
+  return PartialOutBytes(plan) + AlignUp(size_t(plan.max_partials) * kUnitRows * sizeof(float));
 }
 
 absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspace,
                                   size_t workspace_bytes, cudaStream_t stream) {
   RETURN_IF_ERROR(CanImplement(args));
   const AttentionMetadata& md = args.metadata;
-  if (IsEmptyBatch(md)) return absl::OkStatus();
-  const size_t needed = WorkspaceBytes(md, args.num_q_heads, args.head_dim);
+  const WorkPlanView& plan = md.plan;
+  if (plan.num_workers == 0 || md.batch_size == 0) return absl::OkStatus();
+  const size_t needed = WorkspaceBytes(md);
   if (workspace_bytes < needed || (needed > 0 && workspace == nullptr)) {
     return absl::ResourceExhaustedError(
         absl::StrCat("workspace: ", workspace == nullptr ? 0 : workspace_bytes, " bytes, need ",
                      needed, " (", needed - std::min(needed, workspace_bytes), " short) for ",
-                     md.num_kv_splits, " KV splits"));
+                     plan.max_partials, " partials"));
   }
   if (needed > 0) RETURN_IF_ERROR(CheckPointer(workspace, "workspace", true));
 
-  const int32_t group = args.num_q_heads / args.num_kv_heads;
   PagedAttentionParams params;
   params.q = args.q;
   params.k_cache = args.k_cache;
@@ -178,27 +255,23 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   params.out = args.out;
   params.lse = args.lse;
   if (needed > 0) {
-    const size_t rows = size_t(md.num_kv_splits) * md.total_q_tokens * args.num_q_heads;
     params.partial_out = static_cast<float*>(workspace);
-    params.partial_lse = reinterpret_cast<float*>(static_cast<char*>(workspace) +
-                                                  AlignUp(rows * args.head_dim * sizeof(float)));
+    params.partial_lse =
+        reinterpret_cast<float*>(static_cast<char*>(workspace) + PartialOutBytes(plan));
   }
   params.cache_seqlens = md.cache_seqlens;
   params.cu_seqlens_q = md.cu_seqlens_q;
   params.page_table = md.page_table;
-  params.batch_size = md.batch_size;
+  params.plan = plan;
   params.total_q_tokens = md.total_q_tokens;
   params.num_q_heads = args.num_q_heads;
   params.num_kv_heads = args.num_kv_heads;
-  params.group = group;
-  params.head_dim = args.head_dim;
+  params.group = args.num_q_heads / args.num_kv_heads;
   params.page_size = md.page_size;
   params.max_pages_per_request = md.max_pages_per_request;
-  params.num_kv_splits = md.num_kv_splits;
-  params.num_m_tiles = static_cast<int32_t>(NumMTiles(md, group));
-  if (params.num_m_tiles == 0) return absl::OkStatus();  // max_seq_len_q == 0: no query rows
+  params.use_wgmma = UseWgmma() ? 1 : 0;
   params.causal = args.options.mask == MaskMode::kCausal ? 1 : 0;
-  params.window_left = args.options.window_left;
+  params.window_left = params.causal ? args.options.window_left : -1;
   constexpr float kLog2e = 1.4426950408889634f;
   params.scale_log2 = args.options.softmax_scale * kLog2e;
   if (args.options.softcap > 0.0f) {
@@ -206,13 +279,22 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
     params.softcap_log2 = args.options.softcap * kLog2e;
   }
 
-  const LaunchFn launch = SelectKernel(args.dtype, args.head_dim);
-  RETURN_IF_ERROR(CudaCall(launch(params, stream), "paged attention kernel launch"));
-  if (md.num_kv_splits > 1) {
-    RETURN_IF_ERROR(CudaCall(LaunchPagedAttentionCombine(args.dtype, params, stream),
-                             "paged attention combine launch"));
-  }
-  return absl::OkStatus();
+  const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim);
+  RETURN_IF_ERROR(CudaCall(kernel.launch(params, stream), "paged attention kernel launch"));
+  // Rows of any unit: the query rows of the longest request, at most a unit's.
+  const int32_t rows_per_task = static_cast<int32_t>(
+      std::min<int64_t>(kUnitRows, int64_t{md.max_seq_len_q} * params.group));
+  const int64_t merge_blocks =
+      std::min<int64_t>(CeilDiv(int64_t{plan.max_merge_tasks} * rows_per_task, kMergeWarpsPerBlock),
+                        int64_t{plan.num_workers} * kMergeBlocksPerWorker);
+  const int64_t zero_fill_pieces =
+      int64_t{plan.max_zero_fill_tokens} * args.num_q_heads * args.head_dim / 8;
+  const int64_t zero_fill_blocks =
+      std::min<int64_t>(CeilDiv(zero_fill_pieces, kZeroFillThreads), kMaxZeroFillBlocks);
+  return CudaCall(LaunchPagedAttentionMerge(args.dtype, args.head_dim, rows_per_task, params,
+                                            static_cast<int32_t>(merge_blocks),
+                                            static_cast<int32_t>(zero_fill_blocks), stream),
+                  "paged attention merge launch");
 }
 
 }  // namespace paged_attention

@@ -4,18 +4,22 @@
 // attention of its query tokens over its keys/values in the paged K/V pool
 // (layouts and masking in paged_attention_args.h). bf16 and fp16 inputs with
 // float32 accumulation; head_dim 64, 128 or 256; any GQA ratio; any page size.
+// The metadata's work plan (attention/planner/work_plan.h, made by the
+// planner for this head geometry, head_dim and GPU) says which persistent CTA
+// computes which key range; cut key ranges are merged by a second, small
+// kernel.
 //
 // The flow (CUTLASS-style):
+//   ASSIGN_OR_RETURN(KernelGeometry geometry, QueryKernelGeometry(dtype, head_dim));
+//   ... plan with PlannerConfig{..., geometry.num_sms, geometry.ctas_per_sm} ...
 //   RETURN_IF_ERROR(CanImplement(args));
-//   size_t bytes = WorkspaceBytes(args.metadata, args.num_q_heads, args.head_dim);
+//   size_t bytes = WorkspaceBytes(args.metadata);
 //   ... allocate `bytes` of device memory once (sized for the capacity) ...
 //   RETURN_IF_ERROR(LaunchPagedAttention(args, workspace, bytes, stream));
 //
-// Long keys with few queries are split into metadata.num_kv_splits key ranges
-// (flash-decoding): the planner picks that number (attention/planner/split_plan.h). The
-// kernel takes exact lengths from the device arrays and sizes its grid only
-// from the metadata scalars, so a launch captured into a CUDA graph with
-// capacity metadata replays correctly when the arrays change (longer keys too).
+// The kernels take exact lengths and the plan from the device arrays and size
+// their grids only from the metadata's capacities, so a launch captured into a
+// CUDA graph replays correctly whenever the arrays change.
 #ifndef ATTENTION_KERNEL_PAGED_ATTENTION_H_
 #define ATTENTION_KERNEL_PAGED_ATTENTION_H_
 
@@ -25,31 +29,43 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "attention/base/dtype.h"
 #include "attention/kernel/paged_attention_args.h"
 #include "attention/planner/attention_metadata.h"
 
 namespace paged_attention {
 
+// What the planner needs to know about the kernel on the current GPU.
+struct KernelGeometry {
+  int32_t num_sms = 0;      // multiprocessors
+  int32_t ctas_per_sm = 0;  // resident CTAs of the (dtype, head_dim) kernel per SM
+};
+
+// Unimplemented for an unsupported dtype or head_dim; Internal (naming the
+// call) when no GPU is usable.
+absl::StatusOr<KernelGeometry> QueryKernelGeometry(DType dtype, int32_t head_dim);
+
 // Whether the kernel supports `args`. Unimplemented for a dtype other than
 // bf16/fp16 or a head_dim other than 64/128/256; InvalidArgument (naming the
 // field and its value) for bad head counts (num_q_heads % num_kv_heads != 0),
-// page size, split count, scalars, mask options, or null / misaligned
-// pointers. Host only; reads no device memory.
+// page size, scalars, mask options, null / misaligned pointers, or a work plan
+// made for other heads, another head_dim or a narrower mask than the call's.
+// Host only; reads no device memory.
 absl::Status CanImplement(const PagedAttentionArgs& args);
 
-// Device workspace LaunchPagedAttention needs: the split-KV partial outputs
-// and LSEs, sized from the capacities in `metadata` (num_kv_splits,
-// total_q_tokens); 0 when num_kv_splits <= 1.
-size_t WorkspaceBytes(const AttentionMetadata& metadata, int32_t num_q_heads, int32_t head_dim);
+// Device workspace LaunchPagedAttention needs: the float32 partials of cut
+// units, sized from the plan's capacity (metadata.plan.max_partials); 0 when
+// the plan cuts nothing.
+size_t WorkspaceBytes(const AttentionMetadata& metadata);
 
-// Enqueues the attention (and, with splits, the combine step) on `stream`.
-// `args` holds device pointers; `workspace` must be 16-byte aligned device
-// memory of at least WorkspaceBytes(...) (may be null when that is 0).
-// Allocates nothing and never synchronizes the host: safe inside CUDA-graph
-// capture. An empty batch (batch_size 0 or total_q_tokens 0) is a no-op.
-// Rows of out/lse of tokens outside every request (graph padding past
-// cu_seqlens_q[batch_size]) are left untouched. window_left applies with the
-// causal mask only (as in the host executor).
+// Enqueues the attention kernel (and, when the plan can cut units or has
+// CUDA-graph padding, the merge step) on `stream`. `args` holds device
+// pointers; `workspace` must be 16-byte aligned device memory of at least
+// WorkspaceBytes(args.metadata) (may be null when that is 0). Allocates
+// nothing and never synchronizes the host: safe inside CUDA-graph capture.
+// An empty plan is a no-op. Query tokens of padding rows get zeros and
+// lse = -inf; rows of out/lse past cu_seqlens_q[batch_size] are untouched.
 // Errors: those of CanImplement; ResourceExhausted if the workspace is too
 // small; Internal for a CUDA launch failure.
 absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspace,

@@ -1,5 +1,5 @@
-// Host-only checks of the paged attention API: argument validation, workspace
-// sizing and the split heuristic. Needs no GPU.
+// Host-only checks of the paged attention API: argument validation (the work
+// plan's geometry and mask included) and workspace sizing. Needs no GPU.
 #include <cstdint>
 #include <string>
 
@@ -28,10 +28,27 @@ PagedAttentionArgs ValidArgs() {
   md.max_seq_len_k = 300;
   md.page_size = 16;
   md.max_pages_per_request = 19;
-  md.num_kv_splits = 1;
-  md.cache_seqlens = md.cu_seqlens_q = md.cu_seqlens_k = md.page_table =
-      reinterpret_cast<const int32_t*>(storage);
+  md.cache_seqlens = md.cu_seqlens_q = md.page_table = reinterpret_cast<const int32_t*>(storage);
+  WorkPlanView& plan = md.plan;
+  plan.num_workers = 264;
+  plan.max_segments = 300;
+  plan.num_kv_heads = 8;
+  plan.group = 4;
+  plan.head_dim = 128;
+  plan.worker_begin = plan.counters = reinterpret_cast<const int32_t*>(storage);
+  plan.segments = reinterpret_cast<const WorkSegment*>(storage);
   args.options.softmax_scale = 0.088f;
+  return args;
+}
+
+// ValidArgs() reshaped: the plan follows the heads and head_dim.
+PagedAttentionArgs ArgsFor(DType dtype, int32_t head_dim, int32_t hq, int32_t hkv) {
+  PagedAttentionArgs args = ValidArgs();
+  args.dtype = dtype;
+  args.head_dim = args.metadata.plan.head_dim = head_dim;
+  args.num_q_heads = hq;
+  args.num_kv_heads = args.metadata.plan.num_kv_heads = hkv;
+  args.metadata.plan.group = hkv > 0 ? hq / hkv : 0;
   return args;
 }
 
@@ -46,11 +63,7 @@ TEST(PagedAttentionCanImplementTest, AcceptsSupportedShapes) {
     for (int32_t head_dim : {64, 128, 256}) {
       for (auto [hq, hkv] :
            {std::pair{32, 8}, std::pair{8, 8}, std::pair{64, 1}, std::pair{7, 7}}) {
-        PagedAttentionArgs args = ValidArgs();
-        args.dtype = dtype;
-        args.head_dim = head_dim;
-        args.num_q_heads = hq;
-        args.num_kv_heads = hkv;
+        const PagedAttentionArgs args = ArgsFor(dtype, head_dim, hq, hkv);
         EXPECT_TRUE(CanImplement(args).ok()) << CanImplement(args);
       }
     }
@@ -86,12 +99,43 @@ TEST(PagedAttentionCanImplementTest, RejectsBadPageSize) {
   ExpectError(args, absl::StatusCode::kInvalidArgument, "page_size 0");
 }
 
-TEST(PagedAttentionCanImplementTest, RejectsBadSplitCount) {
+TEST(PagedAttentionCanImplementTest, RejectsAPlanMadeForOtherHeadsOrHeadDim) {
   PagedAttentionArgs args = ValidArgs();
-  args.metadata.num_kv_splits = 0;
-  ExpectError(args, absl::StatusCode::kInvalidArgument, "num_kv_splits 0");
-  args.metadata.num_kv_splits = 1000;
-  ExpectError(args, absl::StatusCode::kInvalidArgument, "num_kv_splits 1000");
+  args.metadata.plan.num_kv_heads = 4;
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "made for num_kv_heads 4");
+  args = ValidArgs();
+  args.metadata.plan.head_dim = 64;
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "head_dim 64");
+  args = ValidArgs();
+  args.num_q_heads = 64;  // group 8, plan made for 4
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "group 4");
+}
+
+TEST(PagedAttentionCanImplementTest, RejectsAPlanNarrowerThanTheMask) {
+  PagedAttentionArgs args = ValidArgs();
+  args.options.mask = MaskMode::kNonCausal;  // plan cut to causal ranges
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "causal");
+  args = ValidArgs();
+  args.metadata.plan.window_left = 100;
+  args.options.window_left = 200;
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "window_left 100");
+  args.options.window_left = -1;
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "window_left 100");
+  args.options.window_left = 50;  // narrower than the plan: fine
+  EXPECT_TRUE(CanImplement(args).ok()) << CanImplement(args);
+  args = ValidArgs();
+  args.metadata.plan.causal = 0;  // a non-causal plan covers every mask
+  args.options.window_left = 10;
+  EXPECT_TRUE(CanImplement(args).ok()) << CanImplement(args);
+}
+
+TEST(PagedAttentionCanImplementTest, RejectsNegativePlanCapacities) {
+  PagedAttentionArgs args = ValidArgs();
+  args.metadata.plan.max_partials = -1;
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "max_partials -1");
+  args = ValidArgs();
+  args.metadata.plan.num_workers = 1 << 21;
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "num_workers");
 }
 
 TEST(PagedAttentionCanImplementTest, RejectsNullAndMisalignedPointers) {
@@ -101,6 +145,12 @@ TEST(PagedAttentionCanImplementTest, RejectsNullAndMisalignedPointers) {
   args = ValidArgs();
   args.metadata.page_table = nullptr;
   ExpectError(args, absl::StatusCode::kInvalidArgument, "page_table is null");
+  args = ValidArgs();
+  args.metadata.plan.segments = nullptr;
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "plan.segments is null");
+  args = ValidArgs();
+  args.metadata.plan.max_merge_tasks = 3;  // merge tasks needed, none given
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "plan.merge_tasks is null");
   args = ValidArgs();
   args.out = static_cast<char*>(args.out) + 2;
   ExpectError(args, absl::StatusCode::kInvalidArgument, "out must be 16-byte aligned");
@@ -126,21 +176,21 @@ TEST(PagedAttentionCanImplementTest, EmptyBatchNeedsNoPointers) {
 
 TEST(PagedAttentionLaunchTest, ReportsTooSmallWorkspace) {
   PagedAttentionArgs args = ValidArgs();
-  args.metadata.num_kv_splits = 4;
+  args.metadata.plan.max_partials = 4;
   const absl::Status status = LaunchPagedAttention(args, nullptr, 0, nullptr);
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
   EXPECT_NE(std::string(status.message()).find("workspace"), std::string::npos);
 }
 
-TEST(PagedAttentionWorkspaceTest, SizedFromSplitCapacity) {
+TEST(PagedAttentionWorkspaceTest, SizedFromPartialCapacity) {
   AttentionMetadata md = ValidArgs().metadata;
-  EXPECT_EQ(WorkspaceBytes(md, 32, 128), 0u);
-  md.num_kv_splits = 8;
-  const size_t rows = 8 * 5 * 32;
-  EXPECT_GE(WorkspaceBytes(md, 32, 128), rows * 129 * sizeof(float));
-  EXPECT_LE(WorkspaceBytes(md, 32, 128), rows * 129 * sizeof(float) + 512);
-  md.batch_size = 0;
-  EXPECT_EQ(WorkspaceBytes(md, 32, 128), 0u);
+  EXPECT_EQ(WorkspaceBytes(md), 0u);
+  md.plan.max_partials = 8;
+  const size_t rows = 8 * kUnitRows;  // a partial holds one unit's rows
+  EXPECT_GE(WorkspaceBytes(md), rows * 129 * sizeof(float));
+  EXPECT_LE(WorkspaceBytes(md), rows * 129 * sizeof(float) + 512);
+  md.plan.head_dim = 256;
+  EXPECT_GE(WorkspaceBytes(md), rows * 257 * sizeof(float));
 }
 
 }  // namespace

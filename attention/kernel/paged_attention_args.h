@@ -25,16 +25,11 @@
 
 namespace paged_attention {
 
-enum class MaskMode : int32_t {
-  kCausal = 0,     // bottom-right aligned causal mask (the default for every mode)
-  kNonCausal = 1,  // every query sees all cache_seqlens[i] keys (cascade passes)
-};
-
 struct AttentionOptions {
   float softmax_scale = 0.0f;  // usually 1 / sqrt(head_dim)
   MaskMode mask = MaskMode::kCausal;
-  int32_t window_left =
-      -1;                // sliding window: keys within window_left before the diagonal; -1 = off
+  // Sliding window: keys within window_left before the diagonal; -1 = off.
+  int32_t window_left = -1;
   float softcap = 0.0f;  // logits become softcap * tanh(s / softcap); 0 = off
 };
 

@@ -1,200 +1,337 @@
-// Benchmarks of the paged attention kernel on decode / verify / draft-extend
-// shapes (bf16, head_dim 128, long KV), timed with CUDA events.
+// Benchmarks of the paged attention kernels on decode / draft-extend / verify
+// shapes, timed as CUDA-graph replays of one launch (attention + merge step)
+// with CUDA events: each repetition is the median of 31 replays, with L2
+// flushed before every replay unless the case says l2:warm. The flush reads a
+// 256 MiB buffer (a write would leave 60 MB of dirty lines for the timed call
+// to write back; tools/peer_benchmark.py flushes the same way).
 //
-// Counters: TB/s = K and V bytes read once per (request, KV head) over the
-// kernel time (the quantity held to >= 85% of the 4.17 TB/s copy rate);
-// TFLOP/s = 4 * q * num_q_heads * kv_len * head_dim per request. Run with
-// --benchmark_out=FILE --benchmark_out_format=json for the dashboard.
+// Names: BM_PagedAttention<Case>/heads:Hq_Hkv/hd:D/batch:B/q:Q/kv:L/page:P[/l2:warm]
+// Counters:
+//   kv_bytes  K and V bytes read once per (request, KV head)
+//   bytes     kv_bytes + Q, out and lse (what one call must move)
+//   TB/s      bytes / time
+//   E         TB/s over the device-to-device copy rate measured in this run
+//   TFLOP/s   4 * q * num_q_heads * kv * head_dim per request / time
+//   workers, segments, merges   the work plan's shape
+// Run with --benchmark_out=FILE --benchmark_out_format=json for the dashboard
+// and tools/peer_benchmark.py.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "attention/base/cuda_status.h"
 #include "attention/base/device_buffer.h"
 #include "attention/base/device_info.h"
+#include "attention/base/status_macros.h"
 #include "attention/kernel/paged_attention.h"
-#include "attention/kernel/random_fill.h"
-#include "attention/planner/split_plan.h"
+#include "attention/planner/work_partition.h"
 #include "benchmark/benchmark.h"
+#include "testing/benchmark_main.h"
+#include "testing/gpu_attention.h"
+#include "testing/random_fill.h"
 
 namespace paged_attention {
 namespace {
 
-struct Shape {
-  int32_t num_q_heads;
-  int32_t num_kv_heads;
-  int32_t batch;
-  int32_t q_len;
-  int32_t kv_len;
-  int32_t page_size;
+constexpr int kReplays = 31;
+constexpr size_t kFlushBytes = size_t{256} << 20;  // > the 60 MB L2
+
+struct Case {
+  std::string family;
+  int32_t num_q_heads = 32, num_kv_heads = 8, head_dim = 128, page_size = 16;
+  std::vector<int32_t> q_lens, k_lens;
+  bool warm_l2 = false;
+  std::string name;
 };
 
-constexpr int32_t kHeadDim = 128;
-constexpr DType kDType = DType::kBFloat16;
+// Everything one case needs on the device, with its plan captured in a graph.
+struct Setup {
+  DeviceBuffer k, v, q, out, lse, cache_seqlens, cu_seqlens_q, page_table, worker_begin,
+      segments, merge_tasks, counters, workspace, flush;
+  std::unique_ptr<CapturedAttention> graph;
+  PartitionCounts counts;
+  cudaStream_t stream = nullptr;
+  ~Setup() {
+    graph.reset();
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+};
 
-void BM_PagedAttention(benchmark::State& state, Shape shape) {
+template <typename T>
+absl::Status Upload(DeviceBuffer& buffer, const std::vector<T>& host, const char* what) {
+  ASSIGN_OR_RETURN(buffer, DeviceBuffer::Allocate(std::max<size_t>(host.size() * sizeof(T), 16), what));
+  return buffer.Upload(host);
+}
+
+absl::Status Prepare(const Case& c, Setup& setup) {
+  constexpr DType kDType = DType::kBFloat16;
+  const int32_t batch = static_cast<int32_t>(c.q_lens.size());
+  std::vector<int32_t> cu_q(batch + 1, 0);
+  int32_t max_pages = 1, max_q = 0;
+  int64_t num_pages = 0;
+  for (int32_t i = 0; i < batch; ++i) {
+    cu_q[i + 1] = cu_q[i] + c.q_lens[i];
+    const int32_t pages = (c.k_lens[i] + c.page_size - 1) / c.page_size;
+    max_pages = std::max(max_pages, pages);
+    max_q = std::max(max_q, c.q_lens[i]);
+    num_pages += pages;
+  }
+  // Random page order, as a long-running server's pool would have.
+  std::vector<int32_t> order(num_pages);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(5));
+  std::vector<int32_t> table(int64_t{batch} * max_pages, 0);
+  int64_t next = 0;
+  for (int32_t i = 0; i < batch; ++i) {
+    for (int32_t j = 0; j < (c.k_lens[i] + c.page_size - 1) / c.page_size; ++j) {
+      table[int64_t{i} * max_pages + j] = order[next++];
+    }
+  }
+  const int64_t pool_elements = num_pages * c.page_size * c.num_kv_heads * c.head_dim;
+  const int64_t q_elements = int64_t{cu_q[batch]} * c.num_q_heads * c.head_dim;
+  ASSIGN_OR_RETURN(setup.k, DeviceBuffer::Allocate(pool_elements * 2, "k_cache"));
+  ASSIGN_OR_RETURN(setup.v, DeviceBuffer::Allocate(pool_elements * 2, "v_cache"));
+  ASSIGN_OR_RETURN(setup.q, DeviceBuffer::Allocate(q_elements * 2, "q"));
+  ASSIGN_OR_RETURN(setup.out, DeviceBuffer::Allocate(q_elements * 2, "out"));
+  ASSIGN_OR_RETURN(setup.lse, DeviceBuffer::Allocate(int64_t{cu_q[batch]} * c.num_q_heads * 4, "lse"));
+  ASSIGN_OR_RETURN(setup.flush, DeviceBuffer::Allocate(kFlushBytes, "l2 flush"));
+  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.k.data(), pool_elements, kDType, 1, nullptr), "fill k"));
+  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.v.data(), pool_elements, kDType, 2, nullptr), "fill v"));
+  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.q.data(), q_elements, kDType, 3, nullptr), "fill q"));
+
+  ASSIGN_OR_RETURN(const KernelGeometry geometry, QueryKernelGeometry(kDType, c.head_dim));
+  PartitionConfig config;
+  config.num_kv_heads = c.num_kv_heads;
+  config.group = c.num_q_heads / c.num_kv_heads;
+  config.head_dim = c.head_dim;
+  config.num_workers = geometry.num_sms * geometry.ctas_per_sm;
+  const int64_t units = MaxUnits(config, batch, max_q);
+  std::vector<int32_t> worker_begin(config.num_workers + 1);
+  std::vector<WorkSegment> segments(std::max<int64_t>(MaxSegments(config, units), 1));
+  std::vector<MergeTask> merge_tasks(std::max<int64_t>(MaxMergeTasks(config, units), 1));
+  ASSIGN_OR_RETURN(setup.counts,
+                   PartitionWork(cu_q, c.k_lens, config,
+                                 PartitionBuffers{absl::MakeSpan(worker_begin),
+                                                  absl::MakeSpan(segments),
+                                                  absl::MakeSpan(merge_tasks)}));
+  std::vector<int32_t> counters(kNumPlanCounters, 0);
+  counters[kPlanNumMergeTasks] = setup.counts.num_merge_tasks;
+  RETURN_IF_ERROR(Upload(setup.cache_seqlens, c.k_lens, "cache_seqlens"));
+  RETURN_IF_ERROR(Upload(setup.cu_seqlens_q, cu_q, "cu_seqlens_q"));
+  RETURN_IF_ERROR(Upload(setup.page_table, table, "page_table"));
+  RETURN_IF_ERROR(Upload(setup.worker_begin, worker_begin, "worker_begin"));
+  RETURN_IF_ERROR(Upload(setup.segments, segments, "segments"));
+  RETURN_IF_ERROR(Upload(setup.merge_tasks, merge_tasks, "merge_tasks"));
+  RETURN_IF_ERROR(Upload(setup.counters, counters, "counters"));
+
+  PagedAttentionArgs args;
+  args.dtype = kDType;
+  args.num_q_heads = c.num_q_heads;
+  args.num_kv_heads = c.num_kv_heads;
+  args.head_dim = c.head_dim;
+  args.num_pages = static_cast<int32_t>(num_pages);
+  args.q = setup.q.data();
+  args.k_cache = setup.k.data();
+  args.v_cache = setup.v.data();
+  args.out = setup.out.data();
+  args.lse = setup.lse.as<float>();
+  AttentionMetadata& md = args.metadata;
+  md.batch_size = batch;
+  md.total_q_tokens = cu_q[batch];
+  md.max_seq_len_q = max_q;
+  md.max_seq_len_k = *std::max_element(c.k_lens.begin(), c.k_lens.end());
+  md.page_size = c.page_size;
+  md.max_pages_per_request = max_pages;
+  md.cache_seqlens = setup.cache_seqlens.as<int32_t>();
+  md.cu_seqlens_q = setup.cu_seqlens_q.as<int32_t>();
+  md.page_table = setup.page_table.as<int32_t>();
+  WorkPlanView& plan = md.plan;
+  // As DeviceMetadata::metadata_for launches a plan: CTAs for the workers it uses.
+  plan.num_workers = setup.counts.worker_span;
+  plan.max_segments = static_cast<int32_t>(segments.size());
+  // The plan's exact merge count: what an eager launch of this plan sizes.
+  plan.max_merge_tasks = setup.counts.num_merge_tasks;
+  plan.max_partials = std::max(setup.counts.num_partials, 1);
+  plan.num_kv_heads = c.num_kv_heads;
+  plan.group = config.group;
+  plan.head_dim = c.head_dim;
+  plan.worker_begin = setup.worker_begin.as<int32_t>();
+  plan.segments = setup.segments.as<WorkSegment>();
+  plan.merge_tasks = setup.merge_tasks.as<MergeTask>();
+  plan.counters = setup.counters.as<int32_t>();
+  args.options.softmax_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  ASSIGN_OR_RETURN(setup.workspace, DeviceBuffer::Allocate(WorkspaceBytes(md), "workspace"));
+  RETURN_IF_ERROR(CudaCall(cudaStreamCreateWithFlags(&setup.stream, cudaStreamNonBlocking),
+                           "cudaStreamCreateWithFlags"));
+  ASSIGN_OR_RETURN(setup.graph, CapturedAttention::Capture(args, setup.workspace.data(),
+                                                           setup.workspace.size_bytes(),
+                                                           setup.stream));
+  return CudaCall(cudaStreamSynchronize(setup.stream), "cudaStreamSynchronize");
+}
+
+void BM_PagedAttention(benchmark::State& state, const Case& c) {
   if (VisibleGpuCount() == 0) {
     state.SkipWithError(("no GPU: " + NoGpuReason()).c_str());
     return;
   }
-  absl::StatusOr<DeviceInfo> device = QueryDevice(0);
-  const int32_t num_sms = device.ok() ? device->multiprocessor_count : 132;
-  const int32_t pages_per_request = (shape.kv_len + shape.page_size - 1) / shape.page_size;
-  const int64_t num_pages = int64_t{pages_per_request} * shape.batch;
-  const int64_t pool_elems = num_pages * shape.page_size * shape.num_kv_heads * kHeadDim;
-  const int32_t total_q = shape.batch * shape.q_len;
-  const int64_t q_elems = int64_t{total_q} * shape.num_q_heads * kHeadDim;
-
-  auto k = DeviceBuffer::Allocate(pool_elems * 2, "k_cache");
-  auto v = DeviceBuffer::Allocate(pool_elems * 2, "v_cache");
-  auto q = DeviceBuffer::Allocate(q_elems * 2, "q");
-  auto out = DeviceBuffer::Allocate(q_elems * 2, "out");
-  auto lse = DeviceBuffer::Allocate(int64_t{total_q} * shape.num_q_heads * 4, "lse");
-  auto seqlens = DeviceBuffer::Allocate(shape.batch * 4, "cache_seqlens");
-  auto cu_q = DeviceBuffer::Allocate((shape.batch + 1) * 4, "cu_seqlens_q");
-  auto cu_k = DeviceBuffer::Allocate((shape.batch + 1) * 4, "cu_seqlens_k");
-  auto table = DeviceBuffer::Allocate(num_pages * 4, "page_table");
-  for (auto* buffer : {&k, &v, &q, &out, &lse, &seqlens, &cu_q, &cu_k, &table}) {
-    if (!buffer->ok()) {
-      state.SkipWithError(buffer->status().ToString().c_str());
-      return;
-    }
-  }
-  if (FillRandom16(k->data(), pool_elems, kDType, 1, nullptr) != cudaSuccess ||
-      FillRandom16(v->data(), pool_elems, kDType, 2, nullptr) != cudaSuccess ||
-      FillRandom16(q->data(), q_elems, kDType, 3, nullptr) != cudaSuccess) {
-    state.SkipWithError("random fill failed");
+  Setup setup;
+  if (const absl::Status status = Prepare(c, setup); !status.ok()) {
+    state.SkipWithError(status.ToString().c_str());
     return;
   }
-  // Random page order, as a long-running server's pool would have.
-  std::vector<int32_t> pages(num_pages);
-  std::iota(pages.begin(), pages.end(), 0);
-  std::shuffle(pages.begin(), pages.end(), std::mt19937(5));
-  std::vector<int32_t> host_seqlens(shape.batch, shape.kv_len), host_cu_q(shape.batch + 1),
-      host_cu_k(shape.batch + 1);
-  for (int32_t i = 0; i <= shape.batch; ++i) {
-    host_cu_q[i] = i * shape.q_len;
-    host_cu_k[i] = i * shape.kv_len;
-  }
-  if (!seqlens->Upload(host_seqlens).ok() || !cu_q->Upload(host_cu_q).ok() ||
-      !cu_k->Upload(host_cu_k).ok() || !table->Upload(pages).ok()) {
-    state.SkipWithError("upload failed");
-    return;
-  }
-
-  PagedAttentionArgs args;
-  args.dtype = kDType;
-  args.num_q_heads = shape.num_q_heads;
-  args.num_kv_heads = shape.num_kv_heads;
-  args.head_dim = kHeadDim;
-  args.num_pages = static_cast<int32_t>(num_pages);
-  args.q = q->data();
-  args.k_cache = k->data();
-  args.v_cache = v->data();
-  args.out = out->data();
-  args.lse = lse->as<float>();
-  AttentionMetadata& md = args.metadata;
-  md.batch_size = shape.batch;
-  md.total_q_tokens = total_q;
-  md.max_seq_len_q = shape.q_len;
-  md.max_seq_len_k = shape.kv_len;
-  md.page_size = shape.page_size;
-  md.max_pages_per_request = pages_per_request;
-  md.num_kv_splits =
-      ChooseNumKvSplits(shape.batch, shape.num_kv_heads, shape.q_len, shape.kv_len, num_sms);
-  md.cache_seqlens = seqlens->as<int32_t>();
-  md.cu_seqlens_q = cu_q->as<int32_t>();
-  md.cu_seqlens_k = cu_k->as<int32_t>();
-  md.page_table = table->as<int32_t>();
-  args.options.softmax_scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
-  args.options.mask = MaskMode::kCausal;
-
-  const size_t workspace_bytes = WorkspaceBytes(md, shape.num_q_heads, kHeadDim);
-  auto workspace = DeviceBuffer::Allocate(std::max<size_t>(workspace_bytes, 16), "workspace");
-  if (!workspace.ok()) {
-    state.SkipWithError(workspace.status().ToString().c_str());
-    return;
-  }
-  cudaStream_t stream;
   cudaEvent_t start, stop;
-  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
-  // Warm-up (module load, first-touch).
-  for (int i = 0; i < 3; ++i) {
-    const absl::Status status =
-        LaunchPagedAttention(args, workspace->data(), workspace_bytes, stream);
-    if (!status.ok()) {
-      state.SkipWithError(status.ToString().c_str());
-      return;
-    }
-  }
-  cudaStreamSynchronize(stream);
+  for (int i = 0; i < 3; ++i) (void)setup.graph->Launch(setup.stream);  // warm-up
+  cudaStreamSynchronize(setup.stream);
   for (auto _ : state) {
-    cudaEventRecord(start, stream);
-    const absl::Status status =
-        LaunchPagedAttention(args, workspace->data(), workspace_bytes, stream);
-    cudaEventRecord(stop, stream);
-    cudaEventSynchronize(stop);
-    if (!status.ok()) {
-      state.SkipWithError(status.ToString().c_str());
-      break;
+    std::vector<float> ms(kReplays);
+    for (float& t : ms) {
+      if (!c.warm_l2) (void)FlushL2(setup.flush.data(), kFlushBytes, setup.stream);
+      cudaEventRecord(start, setup.stream);
+      (void)setup.graph->Launch(setup.stream);
+      cudaEventRecord(stop, setup.stream);
+      cudaEventSynchronize(stop);
+      cudaEventElapsedTime(&t, start, stop);
     }
-    float ms = 0.0f;
-    cudaEventElapsedTime(&ms, start, stop);
-    state.SetIterationTime(ms * 1e-3);
+    std::nth_element(ms.begin(), ms.begin() + kReplays / 2, ms.end());
+    state.SetIterationTime(ms[kReplays / 2] * 1e-3);
   }
   const cudaError_t error = cudaDeviceSynchronize();
   if (error != cudaSuccess) state.SkipWithError(cudaGetErrorString(error));
-
-  const double kv_bytes =
-      2.0 * shape.batch * double(shape.kv_len) * shape.num_kv_heads * kHeadDim * 2;
-  const double flops =
-      4.0 * shape.batch * shape.q_len * double(shape.num_q_heads) * shape.kv_len * kHeadDim;
-  state.counters["TB/s"] =
-      benchmark::Counter(kv_bytes * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["TFLOP/s"] =
-      benchmark::Counter(flops * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["splits"] = md.num_kv_splits;
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  cudaStreamDestroy(stream);
+
+  double kv_bytes = 0, flops = 0, q_tokens = 0;
+  for (size_t i = 0; i < c.q_lens.size(); ++i) {
+    kv_bytes += 2.0 * c.k_lens[i] * c.num_kv_heads * c.head_dim * 2;
+    flops += 4.0 * c.q_lens[i] * c.num_q_heads * double(c.k_lens[i]) * c.head_dim;
+    q_tokens += c.q_lens[i];
+  }
+  const double bytes = kv_bytes + q_tokens * c.num_q_heads * (2.0 * c.head_dim * 2 + 4);
+  using Counter = benchmark::Counter;
+  state.counters["kv_bytes"] = kv_bytes;
+  state.counters["bytes"] = bytes;
+  state.counters["TB/s"] = Counter(bytes * 1e-12, Counter::kIsIterationInvariantRate);
+  const double copy = DeviceCopyTbps();
+  state.counters["E"] =
+      Counter(copy > 0 ? bytes * 1e-12 / copy : 0.0, Counter::kIsIterationInvariantRate);
+  state.counters["TFLOP/s"] = Counter(flops * 1e-12, Counter::kIsIterationInvariantRate);
+  state.counters["workers"] = setup.counts.num_active_workers;
+  state.counters["segments"] = setup.counts.num_segments;
+  state.counters["merges"] = setup.counts.num_merge_tasks;
+}
+
+// ---------------------------------------------------------------------------
+
+Case Uniform(const std::string& family, int32_t hq, int32_t hkv, int32_t batch, int32_t q,
+             int32_t kv, int32_t page = 16, int32_t head_dim = 128) {
+  Case c;
+  c.family = family;
+  c.num_q_heads = hq;
+  c.num_kv_heads = hkv;
+  c.head_dim = head_dim;
+  c.page_size = page;
+  c.q_lens.assign(batch, q);
+  c.k_lens.assign(batch, kv);
+  c.name = absl::StrCat("BM_PagedAttention", family, "/heads:", hq, "_", hkv, "/hd:", head_dim,
+                        "/batch:", batch, "/q:", q, "/kv:", kv, "/page:", page);
+  return c;
+}
+
+Case Warm(Case c) {
+  c.warm_l2 = true;
+  c.name += "/l2:warm";
+  return c;
+}
+
+std::vector<Case> AllCases() {
+  std::vector<Case> cases;
+  auto add = [&cases](Case c) { cases.push_back(std::move(c)); };
+  // Decode q = 1.
+  for (auto [hq, hkv] : {std::pair{32, 8}, std::pair{64, 8}, std::pair{32, 32}}) {
+    for (auto [batch, kv] : {std::pair{1, 32768}, std::pair{1, 131072}, std::pair{8, 16384},
+                             std::pair{16, 32768}, std::pair{32, 4096}, std::pair{32, 16384},
+                             std::pair{64, 4096}, std::pair{128, 1024}, std::pair{128, 4096}}) {
+      if (hq == 32 && hkv == 32 && kv * batch > (1 << 21)) continue;  // 32 KV heads: 4x the bytes
+      add(Uniform("Decode", hq, hkv, batch, 1, kv));
+    }
+  }
+  // Draft extend q = 2..4 and verify q = 8.
+  for (auto [hq, hkv] : {std::pair{32, 8}, std::pair{64, 8}}) {
+    for (int32_t q : {2, 4}) {
+      for (auto [batch, kv] : {std::pair{1, 131072}, std::pair{8, 32768}, std::pair{16, 16384},
+                               std::pair{32, 4096}}) {
+        add(Uniform("DraftExtend", hq, hkv, batch, q, kv));
+      }
+    }
+    add(Uniform("DraftExtend", hq, hkv, 8, 3, 32768));
+    for (auto [batch, kv] : {std::pair{1, 32768}, std::pair{1, 131072}, std::pair{16, 8192},
+                             std::pair{16, 32768}, std::pair{64, 4096}}) {
+      add(Uniform("Verify", hq, hkv, batch, 8, kv));
+    }
+  }
+  add(Uniform("Verify", 32, 32, 16, 8, 8192));
+  // Skewed (1 x 128k + 63 x 1k) beside the uniform batch of the same bytes.
+  for (int32_t q : {1, 4}) {
+    Case skewed = Uniform("Skewed", 32, 8, 64, q, 1024);
+    skewed.k_lens[0] = 131072;
+    skewed.name = absl::StrCat("BM_PagedAttentionSkewed/heads:32_8/hd:128/batch:64/q:", q,
+                               "/kv:131072+63x1024/page:16");
+    add(skewed);
+    add(Uniform("Uniform", 32, 8, 64, q, (131072 + 63 * 1024) / 64));
+  }
+  // Page size 1 / 16 / 64 on the same shapes.
+  for (int32_t page : {1, 64}) {
+    add(Uniform("PageSweep", 32, 8, 32, 1, 16384, page));
+    add(Uniform("PageSweep", 32, 8, 16, 8, 8192, page));
+  }
+  add(Uniform("PageSweep", 32, 8, 32, 1, 16384, 16));
+  add(Uniform("PageSweep", 32, 8, 16, 8, 8192, 16));
+  // Head dims 64 and 256.
+  for (int32_t head_dim : {64, 256}) {
+    add(Uniform("Decode", 32, 8, 32, 1, 16384, 16, head_dim));
+    add(Uniform("Verify", 32, 8, 16, 8, 8192, 16, head_dim));
+    add(Uniform("Decode", 32, 8, 1, 1, 131072, 16, head_dim));
+  }
+  // One-tile calls (latency) and a few warm-L2 references.
+  add(Warm(Uniform("OneTile", 32, 8, 1, 1, 64)));
+  add(Warm(Uniform("OneTile", 32, 8, 1, 8, 64)));
+  add(Warm(Uniform("Decode", 32, 8, 1, 1, 4096)));
+  add(Warm(Uniform("Decode", 32, 8, 64, 1, 4096)));
+  // Prefill-like (compute-bound) for the dashboard's TFLOP/s view.
+  add(Uniform("Prefill", 32, 8, 4, 512, 4096));
+  add(Uniform("Prefill", 32, 8, 1, 2048, 16384));
+  return cases;
+}
+
+void BM_DeviceCopy(benchmark::State& state) {
+  const double tbps = DeviceCopyTbps();
+  if (tbps <= 0) {
+    state.SkipWithError("no GPU");
+    return;
+  }
+  for (auto _ : state) state.SetIterationTime(2.0 * (size_t{2} << 30) / (tbps * 1e12));
+  state.counters["TB/s"] = tbps;
 }
 
 void RegisterAll() {
-  struct Case {
-    const char* op;
-    int32_t batch, q_len, kv_len;
-  };
-  // Decode (q 1), draft-extend / verify (q 4, 8); the ENVIRONMENT.md table.
-  const Case cases[] = {
-      {"Decode", 1, 1, 32768},  {"Decode", 16, 1, 32768}, {"Decode", 32, 1, 4096},
-      {"Decode", 64, 1, 4096},  {"Decode", 1, 1, 131072}, {"Verify", 1, 8, 32768},
-      {"Verify", 32, 4, 4096},  {"Verify", 8, 4, 32768},  {"Verify", 64, 8, 2048},
-      {"Verify", 16, 8, 8192},  {"Verify", 64, 8, 4096},  {"Verify", 16, 8, 32768},
-      {"Verify", 1, 8, 131072},
-  };
-  for (const auto& [num_q_heads, num_kv_heads] : {std::pair{32, 8}, std::pair{64, 8}}) {
-    for (const Case& c : cases) {
-      for (int32_t page_size : {16, 64}) {
-        if (page_size == 64 && num_q_heads == 64) continue;  // page 64 on 32/8 only
-        const Shape shape{num_q_heads, num_kv_heads, c.batch, c.q_len, c.kv_len, page_size};
-        const std::string name = absl::StrCat("BM_PagedAttention", c.op, "/heads:", num_q_heads,
-                                              "_", num_kv_heads, "/batch:", c.batch, "/q:", c.q_len,
-                                              "/kv_len:", c.kv_len, "/page:", page_size);
-        benchmark::RegisterBenchmark(name.c_str(), BM_PagedAttention, shape)
-            ->UseManualTime()
-            ->Unit(benchmark::kMicrosecond)
-            ->MinTime(0.05)
-            ->Repetitions(3)
-            ->ReportAggregatesOnly(true);
-      }
-    }
+  benchmark::RegisterBenchmark("BM_DeviceCopy", BM_DeviceCopy)->UseManualTime()->Iterations(1);
+  for (const Case& c : AllCases()) {
+    benchmark::RegisterBenchmark(c.name.c_str(), BM_PagedAttention, c)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond)
+        ->Iterations(1)
+        ->Repetitions(3)
+        ->DisplayAggregatesOnly(true);
   }
 }
 

@@ -1,9 +1,8 @@
-// One instantiation per file so nvcc builds them in parallel.
+// One (dtype, head_dim) instantiation per file so nvcc builds them in parallel.
 #include "attention/kernel/paged_attention_kernel.cuh"
 
 namespace paged_attention {
 
-template cudaError_t LaunchPagedAttentionKernel<DType::kBFloat16, 256>(const PagedAttentionParams&,
-                                                                       cudaStream_t);
+PA_DEFINE_ATTENTION_KERNEL(DType::kBFloat16, 256);
 
 }  // namespace paged_attention

@@ -1,15 +1,27 @@
-// The paged varlen attention kernel (FlashAttention-2 style, mma.sync +
-// ldmatrix + cp.async multi-stage pipeline) and the split-KV combine kernel.
+// The paged attention kernel: persistent, warp-specialised, memory-bound.
 // Included only by the per-(dtype, head_dim) .cu files.
 //
-// One CTA (4 warps, 128 threads) owns one (request, KV head, query-row tile,
-// KV split). Its 64 query rows are the request's query tokens x the query heads
-// sharing the KV head (row = token * group + head-in-group), so each K/V byte
-// is read once per (request, KV head) however many query heads share it. Each
-// warp owns 16 rows; a warp whose rows are all padding skips the math but still
-// helps load. K/V rows are gathered through the page table one row at a time
-// with 16-byte cp.async; rows outside the CTA's visible key range are never read
-// (zero-filled instead), so NaN in unused pool slots cannot leak in.
+// Each CTA is one worker of the plan (attention/planner/work_plan.h) and runs
+// its segments in order with five warps:
+//   - a producer warp streams the segment's K/V key tiles (16 KB each) through
+//     the page table into a ring of kStages shared-memory stages with 16-byte
+//     cp.async, page ids looked up one tile ahead, and signals each stage's
+//     "full" mbarrier when its bytes land (cp.async.mbarrier.arrive);
+//   - four consumer warps compute S = Q K^T, the online softmax and O += P V
+//     with mma.sync m16n8k16 on the unit's packed query rows (query token x
+//     query head of one KV head, so each K/V byte is read once for the whole
+//     GQA group), and release each stage through its "empty" mbarrier.
+// No CTA-wide barrier runs per tile: loads and math of different tiles overlap
+// and the producer runs up to kStages tiles ahead.
+//
+// Consumer layout per unit (rows = packed rows, <= kUnitRows):
+//   rows <= 16: one row block, the 4 warps take alternate key tiles;
+//   rows <= 32: two row blocks x 2 key ways;   rows <= 64: four row blocks.
+// Key ways are merged through shared memory (LSE-weighted) at the segment's
+// end, so decode (a few rows) keeps all four warps busy.
+//
+// K/V rows outside the segment's key range are never read (zero-filled), so
+// NaN in unused pool slots cannot leak through 0 * NaN.
 #ifndef ATTENTION_KERNEL_PAGED_ATTENTION_KERNEL_CUH_
 #define ATTENTION_KERNEL_PAGED_ATTENTION_KERNEL_CUH_
 
@@ -19,431 +31,624 @@
 
 #include <cstdint>
 
+#include "attention/base/ceil_div.h"
 #include "attention/kernel/paged_attention_kernel.h"
+#include "attention/kernel/tile_math.cuh"
+#include "attention/planner/work_plan.h"
 
 namespace paged_attention {
 namespace attention_kernel {
 
-template <DType kDType>
-struct CudaType;
-template <>
-struct CudaType<DType::kBFloat16> {
-  using Type = __nv_bfloat16;
-};
-template <>
-struct CudaType<DType::kFloat16> {
-  using Type = __half;
-};
-
 template <int kHeadDim>
 struct KernelTraits {
-  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256, "unsupported head_dim");
-  static constexpr int kBlockM = kAttentionBlockM;
-  static constexpr int kBlockN = kHeadDim == 256 ? 32 : 64;
-  static constexpr int kStages = kHeadDim == 256 ? 2 : 3;
-  static constexpr int kWarps = 4;
-  static constexpr int kThreads = kWarps * 32;
-  static constexpr int kChunksPerRow = kHeadDim / 8;  // 16-byte chunks of one row
-  static constexpr int kRowsPerPass = kThreads / kChunksPerRow;
-  static constexpr int kQElems = kBlockM * kHeadDim;
-  static constexpr int kKvElems = kBlockN * kHeadDim;
-  static constexpr int kSmemBytes = (kQElems + 2 * kStages * kKvElems) * 2;
-  static_assert(kBlockM == kWarps * 16, "one m16 MMA row block per warp");
-  static_assert(kBlockM % kRowsPerPass == 0 && kBlockN % kRowsPerPass == 0, "load passes");
-  static_assert(kSplitKeyGranularity % kBlockN == 0, "key tiles must not straddle splits");
-  static_assert(kStages >= 2, "pipeline");
+  static_assert(IsSupportedHeadDim(kHeadDim), "unsupported head_dim");
+  static constexpr int kKeysPerTile = KeysPerTile(kHeadDim);
+  // 16 KB stages: 80 KB of K/V in flight per CTA (64 KB at head_dim 256, whose
+  // query tile is larger), two CTAs per SM.
+  static constexpr int kStages = kHeadDim == 256 ? 4 : 5;
+  static constexpr int kConsumerWarps = 4;
+  static constexpr int kConsumerThreads = kConsumerWarps * 32;
+  static constexpr int kThreads = kConsumerThreads + 32;  // + the producer warp
+  static constexpr int kChunksPerRow = kHeadDim / 8;      // 16-byte chunks of one K/V row
+  static constexpr int kRowsPerPass = 32 / kChunksPerRow;  // key rows per producer-warp pass
+  static constexpr int kPasses = kKeysPerTile / kRowsPerPass;
+  static constexpr int kKeysPerLane = (kKeysPerTile + 31) / 32;  // page lookups per producer lane
+  static constexpr int kTileElems = kKeysPerTile * kHeadDim;
+  static constexpr int kQElems = kUnitRows * kHeadDim;
+  static constexpr int kQBytes = kQElems * 2;
+  static constexpr int kRingBytes = 2 * kStages * kTileElems * 2;  // K and V
+  static constexpr int kMergeStateFloats = 4 * 32;                 // m0, m1, l0, l1 per lane
+  static constexpr int kMergeStateBytes = 2 * kMergeStateFloats * 4;
+  static constexpr int kBarrierBytes = 2 * kStages * 8;
+  static constexpr int kSmemBytes =
+      kQBytes + kRingBytes + kMergeStateBytes + kBarrierBytes + 1024;  // + alignment slack
+
+  static_assert(kUnitRows == kConsumerWarps * 16, "one m16 row block per consumer warp");
+  static_assert(kKeysPerTile % 16 == 0, "whole mma k16 steps of P V");
+  static_assert(kPasses * kRowsPerPass == kKeysPerTile && 32 % kRowsPerPass == 0,
+                "producer passes cover the tile; no pass straddles 32 keys");
+  // A key way never waits on a stage that was not refilled since it last
+  // looked (see the parity argument in ConsumeSegments).
+  static_assert(kStages >= kConsumerWarps, "stages >= key ways");
+  // The merge of key ways reuses the query tile for two warps' O (fp32).
+  static_assert(kQBytes >= 2 * 16 * kHeadDim * 4, "merge scratch fits the query tile");
+  static_assert(2 * kSmemBytes + 2 * 1024 <= 228 * 1024, "two CTAs per SM");
 };
 
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
+constexpr uint32_t kFullMask = 0xffffffffu;
 
-__device__ __forceinline__ uint32_t SmemAddress(const void* pointer) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
+__device__ __forceinline__ WorkSegment LoadSegment(const WorkSegment* segment) {
+  const int4* words = reinterpret_cast<const int4*>(segment);
+  const int4 a = __ldg(words), b = __ldg(words + 1), c = __ldg(words + 2);
+  WorkSegment s;
+  s.request = a.x;
+  s.kv_head = a.y;
+  s.unit_tile = a.z;
+  s.key_begin = a.w;
+  s.key_end = b.x;
+  s.partial = b.y;
+  s.q_begin = b.z;
+  s.q_len = b.w;
+  s.k_len = c.x;
+  s.reserved[0] = s.reserved[1] = s.reserved[2] = 0;
+  return s;
 }
 
-// 16-byte async copy; copies nothing and zero-fills when !valid (the source
-// is then never dereferenced).
-__device__ __forceinline__ void CpAsync16(uint32_t smem, const void* gmem, bool valid) {
-  const int src_bytes = valid ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem),
-               "r"(src_bytes));
+// Key tiles of a segment: [first_tile, first_tile + num_tiles) x kKeysPerTile.
+struct SegmentTiles {
+  int first_tile;
+  int num_tiles;
+};
+
+template <int kKeysPerTile>
+__device__ __forceinline__ SegmentTiles TilesOf(const WorkSegment& segment) {
+  if (segment.key_end <= segment.key_begin) return {0, 0};
+  const int first = segment.key_begin / kKeysPerTile;
+  return {first, CeilDiv(segment.key_end, kKeysPerTile) - first};
 }
 
-__device__ __forceinline__ void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+// ---------------------------------------------------------------------------
+// Producer warp.
 
-template <int kPending>
-__device__ __forceinline__ void CpAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
+// Page ids of the keys one producer lane looks up for one tile (key
+// lane + 32 * i of the tile); -1 for keys outside the segment.
+template <int kKeysPerLane>
+struct TilePages {
+  int page[kKeysPerLane];
+  int in_page[kKeysPerLane];
+};
 
-__device__ __forceinline__ void LdMatrixX4(uint32_t (&r)[4], uint32_t address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-}
-
-__device__ __forceinline__ void LdMatrixX4Trans(uint32_t (&r)[4], uint32_t address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-}
-
-// D (16x8 f32) += A (16x16) * B (16x8).
-template <typename T>
-__device__ __forceinline__ void Mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                         uint32_t b1);
-
-template <>
-__device__ __forceinline__ void Mma16816<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4],
-                                                        uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-template <>
-__device__ __forceinline__ void Mma16816<__half>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                                 uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-template <typename T>
-__device__ __forceinline__ uint32_t PackPair(float lo, float hi);
-
-template <>
-__device__ __forceinline__ uint32_t PackPair<__nv_bfloat16>(float lo, float hi) {
-  __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&pair);
-}
-
-template <>
-__device__ __forceinline__ uint32_t PackPair<__half>(float lo, float hi) {
-  __half2 pair = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&pair);
-}
-
-// Element offset of 16-byte chunk `chunk` of tile row `row`: chunks are XOR-
-// swizzled within each group of 8 so the 8 row addresses of an ldmatrix (same
-// logical chunk, 8 consecutive rows) hit 8 different bank groups.
-template <int kHeadDim>
-__device__ __forceinline__ int SwizzledOffset(int row, int chunk) {
-  return row * kHeadDim + ((chunk ^ (row & 7)) << 3);
+template <typename Traits>
+__device__ __forceinline__ TilePages<Traits::kKeysPerLane> LookUpPages(const int32_t* page_row,
+                                                                        int key0, int key_begin,
+                                                                        int key_end, int page_size,
+                                                                        int lane) {
+  TilePages<Traits::kKeysPerLane> pages;
+#pragma unroll
+  for (int i = 0; i < Traits::kKeysPerLane; ++i) {
+    const int in_tile = lane + 32 * i;
+    const int key = key0 + in_tile;
+    const bool valid = in_tile < Traits::kKeysPerTile && key >= key_begin && key < key_end;
+    pages.page[i] = valid ? __ldg(page_row + key / page_size) : -1;
+    pages.in_page[i] = key % page_size;
+  }
+  return pages;
 }
 
 template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads)
-    PagedAttentionKernel(const PagedAttentionParams p) {
+__device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, int segment_begin,
+                                                int segment_end, T* k_ring, T* v_ring,
+                                                uint64_t* full, uint64_t* empty) {
   using Traits = KernelTraits<kHeadDim>;
-  constexpr int kBlockM = Traits::kBlockM;
-  constexpr int kBlockN = Traits::kBlockN;
-  constexpr int kStages = Traits::kStages;
-  constexpr int kChunksPerRow = Traits::kChunksPerRow;
-  constexpr int kRowsPerPass = Traits::kRowsPerPass;
-
-  extern __shared__ uint4 smem_words[];
-  T* q_smem = reinterpret_cast<T*>(smem_words);
-  T* k_smem = q_smem + Traits::kQElems;             // [kStages][kBlockN][kHeadDim]
-  T* v_smem = k_smem + kStages * Traits::kKvElems;  // [kStages][kBlockN][kHeadDim]
-
-  // Block -> (request, KV head, query-row tile); the last tiles (most keys under
-  // the causal mask) are scheduled first.
-  int block = blockIdx.x;
-  const int m_tile = p.num_m_tiles - 1 - block % p.num_m_tiles;
-  block /= p.num_m_tiles;
-  const int kv_head = block % p.num_kv_heads;
-  const int request = block / p.num_kv_heads;
-  const int split = blockIdx.y;
-
-  const int q_begin = p.cu_seqlens_q[request];
-  const int q_len = p.cu_seqlens_q[request + 1] - q_begin;
-  const int k_len = p.cache_seqlens[request];
-  const int group = p.group;
-  const int num_rows = q_len * group;
-  const int row0 = m_tile * kBlockM;
-  if (row0 >= num_rows) return;
-
-  const int split_chunk = SplitKeyChunk(k_len, p.num_kv_splits);
-  const int active_splits = NumActiveSplits(k_len, split_chunk);
-  if (split >= active_splits) return;
-  const bool write_direct = active_splits == 1;
-  const int split_lo = split * split_chunk;
-  const int split_hi = min(k_len, split_lo + split_chunk);
-
-  // Keys any row of this tile may see, within this split.
-  const int diag_offset = k_len - q_len;  // query j's diagonal key: j + diag_offset
-  const int row_last = min(row0 + kBlockM, num_rows) - 1;
-  const int first_token = row0 / group;
-  const int last_token = row_last / group;
-  const bool causal = p.causal != 0;
-  const int window = causal ? p.window_left : -1;
-  int kv_lo = split_lo;
-  int kv_hi = split_hi;
-  if (causal) {
-    kv_hi = min(kv_hi, last_token + diag_offset + 1);
-    if (window >= 0) kv_lo = max(kv_lo, first_token + diag_offset - window);
-  }
-  const int tile_begin = kv_lo / kBlockN * kBlockN;  // >= split_lo: splits are tile-aligned
-  const int num_tiles = kv_hi > kv_lo ? (kv_hi - tile_begin + kBlockN - 1) / kBlockN : 0;
-
-  const int tid = threadIdx.x;
-  const int warp = tid / 32;
-  const int lane = tid % 32;
-  const int load_chunk = tid % kChunksPerRow;
-  const int load_row = tid / kChunksPerRow;
-
-  // Query tile: rows past the request are zero-filled.
-  {
-    const T* q = static_cast<const T*>(p.q);
-#pragma unroll
-    for (int pass = 0; pass < kBlockM / kRowsPerPass; ++pass) {
-      const int row = load_row + pass * kRowsPerPass;
-      const int packed = row0 + row;
-      const bool valid = packed < num_rows;
-      const T* src = q;
-      if (valid) {
-        const int token = q_begin + packed / group;
-        const int head = kv_head * group + packed % group;
-        src = q + (int64_t{token} * p.num_q_heads + head) * kHeadDim + load_chunk * 8;
-      }
-      CpAsync16(SmemAddress(q_smem + SwizzledOffset<kHeadDim>(row, load_chunk)), src, valid);
-    }
-  }
-
+  constexpr int kKeysPerTile = Traits::kKeysPerTile;
+  const int lane = threadIdx.x % 32;
+  const int chunk = lane % Traits::kChunksPerRow;
+  const int row_in_pass = lane / Traits::kChunksPerRow;
   const T* k_cache = static_cast<const T*>(p.k_cache);
   const T* v_cache = static_cast<const T*>(p.v_cache);
-  const int32_t* page_row = p.page_table + int64_t{request} * p.max_pages_per_request;
-  const int page_size = p.page_size;
-  const int64_t kv_head_stride = p.num_kv_heads;
+  const int64_t slot_stride = int64_t{p.num_kv_heads} * kHeadDim;
+  uint32_t tile_counter = 0;  // tiles produced by this CTA so far: picks stage and phase
 
-  // Gathers key tile `tile` into pipeline stage `stage`, one 16-byte chunk of a
-  // row per thread and pass; keys at or past kv_hi are zero-filled, not read.
-  auto load_kv_tile = [&](int tile, int stage) {
-    const int key0 = tile_begin + tile * kBlockN;
-    T* k_stage = k_smem + stage * Traits::kKvElems;
-    T* v_stage = v_smem + stage * Traits::kKvElems;
-#pragma unroll
-    for (int pass = 0; pass < kBlockN / kRowsPerPass; ++pass) {
-      const int row = load_row + pass * kRowsPerPass;
-      const int key = key0 + row;
-      const bool valid = key < kv_hi;
-      int64_t offset = 0;
-      if (valid) {
-        const int page = __ldg(page_row + key / page_size);
-        const int64_t slot = int64_t{page} * page_size + key % page_size;
-        offset = (slot * kv_head_stride + kv_head) * kHeadDim + load_chunk * 8;
+  for (int s = segment_begin; s < segment_end; ++s) {
+    const WorkSegment segment = LoadSegment(p.plan.segments + s);
+    const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
+    if (tiles.num_tiles == 0) continue;
+    const int32_t* page_row = p.page_table + int64_t{segment.request} * p.max_pages_per_request;
+    const int64_t head_offset = int64_t{segment.kv_head} * kHeadDim + chunk * 8;
+    TilePages<Traits::kKeysPerLane> next =
+        LookUpPages<Traits>(page_row, tiles.first_tile * kKeysPerTile, segment.key_begin,
+                            segment.key_end, p.page_size, lane);
+    for (int t = 0; t < tiles.num_tiles; ++t) {
+      const TilePages<Traits::kKeysPerLane> current = next;
+      if (t + 1 < tiles.num_tiles) {
+        next = LookUpPages<Traits>(page_row, (tiles.first_tile + t + 1) * kKeysPerTile,
+                                   segment.key_begin, segment.key_end, p.page_size, lane);
       }
-      const int smem_offset = SwizzledOffset<kHeadDim>(row, load_chunk);
-      CpAsync16(SmemAddress(k_stage + smem_offset), k_cache + offset, valid);
-      CpAsync16(SmemAddress(v_stage + smem_offset), v_cache + offset, valid);
+      const int stage = tile_counter % Traits::kStages;
+      // The consumers released this stage's previous round (the first round
+      // passes at once: parity 1 of a fresh barrier counts as complete).
+      MbarrierWait(&empty[stage], ((tile_counter / Traits::kStages) & 1) ^ 1);
+      int slot[Traits::kKeysPerLane];
+#pragma unroll
+      for (int i = 0; i < Traits::kKeysPerLane; ++i) {
+        slot[i] = current.page[i] >= 0 ? current.page[i] * p.page_size + current.in_page[i] : -1;
+      }
+      T* k_stage = k_ring + stage * Traits::kTileElems;
+      T* v_stage = v_ring + stage * Traits::kTileElems;
+#pragma unroll
+      for (int pass = 0; pass < Traits::kPasses; ++pass) {
+        const int row = pass * Traits::kRowsPerPass + row_in_pass;  // key within the tile
+        // Key `row`'s slot was looked up by lane row % 32, in register row / 32
+        // (the same for every lane of the pass).
+        const int key_slot =
+            __shfl_sync(kFullMask, slot[(pass * Traits::kRowsPerPass) / 32], row % 32);
+        const bool valid = key_slot >= 0;
+        const int64_t offset = valid ? int64_t{key_slot} * slot_stride + head_offset : 0;
+        const uint32_t smem_offset = 2 * TileOffset<kHeadDim, kKeysPerTile>(row, chunk);
+        CpAsync16(SmemAddress(k_stage) + smem_offset, k_cache + offset, valid);
+        CpAsync16(SmemAddress(v_stage) + smem_offset, v_cache + offset, valid);
+      }
+      // One arrival per lane on "full" once this lane's copies have landed.
+      CpAsyncMbarrierArrive(&full[stage]);
+      ++tile_counter;
     }
-  };
+  }
+  CpAsyncWaitAll();  // leave no copy in flight behind an exited thread
+}
 
-  // Prologue: Q joins the first group; kStages - 1 key tiles in flight.
+// ---------------------------------------------------------------------------
+// Consumer warps.
+
+// The running softmax state of one warp's 16 rows (this thread's two rows:
+// lane / 4 and lane / 4 + 8) over the keys it has seen.
+template <int kHeadDim>
+struct RowState {
+  float o[kHeadDim / 8][4];  // unnormalised O, mma accumulator layout
+  float max[2];              // running max of the logits, log2 units (-inf: no key yet)
+  float sum[2];              // this thread's share of the running sum of exp2(s - max)
+
+  __device__ __forceinline__ void Reset() {
 #pragma unroll
-  for (int stage = 0; stage < kStages - 1; ++stage) {
-    if (stage < num_tiles) load_kv_tile(stage, stage);
-    CpAsyncCommit();
+    for (int d = 0; d < kHeadDim / 8; ++d) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[d][e] = 0.0f;
+    }
+    max[0] = max[1] = -INFINITY;
+    sum[0] = sum[1] = 0.0f;
   }
 
-  const bool warp_active = row0 + warp * 16 < num_rows;
-  // This thread's two rows of the warp's m16 block: lane/4 and lane/4 + 8.
-  int row_diag[2];
+  // Folds another state of the same rows in (LSE-weighted).
+  __device__ __forceinline__ void Merge(const float* other_o, const float* other_ml, int lane) {
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int packed = min(row0 + warp * 16 + lane / 4 + 8 * i, num_rows - 1);
-    row_diag[i] = packed / group + diag_offset;
+    for (int i = 0; i < 2; ++i) {
+      const float other_max = other_ml[i * 32 + lane];
+      const float other_sum = other_ml[(2 + i) * 32 + lane];
+      const float new_max = fmaxf(max[i], other_max);
+      const float reference = new_max == -INFINITY ? 0.0f : new_max;
+      const float mine = exp2f(max[i] - reference);
+      const float theirs = exp2f(other_max - reference);
+      max[i] = new_max;
+      sum[i] = sum[i] * mine + other_sum * theirs;
+#pragma unroll
+      for (int d = 0; d < kHeadDim / 8; ++d) {
+        o[d][2 * i] = o[d][2 * i] * mine + other_o[(d * 4 + 2 * i) * 32 + lane] * theirs;
+        o[d][2 * i + 1] = o[d][2 * i + 1] * mine + other_o[(d * 4 + 2 * i + 1) * 32 + lane] * theirs;
+      }
+    }
   }
-  const int min_diag = first_token + diag_offset;
-  const int max_diag = last_token + diag_offset;
 
-  float o_acc[kHeadDim / 8][4];
+  __device__ __forceinline__ void Store(float* to_o, float* to_ml, int lane) const {
 #pragma unroll
-  for (int d = 0; d < kHeadDim / 8; ++d) {
+    for (int d = 0; d < kHeadDim / 8; ++d) {
 #pragma unroll
-    for (int e = 0; e < 4; ++e) o_acc[d][e] = 0.0f;
+      for (int e = 0; e < 4; ++e) to_o[(d * 4 + e) * 32 + lane] = o[d][e];
+    }
+    to_ml[0 * 32 + lane] = max[0];
+    to_ml[1 * 32 + lane] = max[1];
+    to_ml[2 * 32 + lane] = sum[0];
+    to_ml[3 * 32 + lane] = sum[1];
   }
-  float row_max[2] = {-INFINITY, -INFINITY};  // running max, log2 units
-  float row_sum[2] = {0.0f, 0.0f};            // this thread's share of the running sum
+};
 
-  const uint32_t q_base = SmemAddress(q_smem);
+// What a consumer warp needs to know about the unit of the current segment.
+struct UnitView {
+  int q_begin;        // first query token of the request
+  int unit_row0;      // first packed row of the unit
+  int rows;           // packed rows of the unit (<= kUnitRows)
+  int kv_head;
+  int key_begin;      // segment keys
+  int key_end;
+  int row_diag[2];    // this thread's rows' last visible key (causal)
+  int min_diag;       // over the unit's rows
+  int max_diag;
+};
+
+// S = Q K^T for one warp's 16 rows (row block `row_block` of the unit) with
+// mma.sync. (Splitting the k-steps over two accumulator sets was tried: the
+// extra registers spilled and every mma.sync shape ran 5-7% slower.)
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, uint32_t k_base,
+                                                float (&s)[KeysPerTile(kHeadDim) / 8][4]) {
+  constexpr int kKeys = KeysPerTile(kHeadDim);
+  const int lane = threadIdx.x % 32;
+  const int ldm_row = lane % 8;
+  const int ldm_hi8 = (lane / 8) % 2;
+  const int ldm_hi16 = lane / 16;
+#pragma unroll
+  for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+    uint32_t a[4];
+    LdMatrixX4(a, q_base + 2 * TileOffset<kHeadDim, kUnitRows>(
+                                   row_block * 16 + ldm_row + ldm_hi8 * 8, ks * 2 + ldm_hi16));
+#pragma unroll
+    for (int nb = 0; nb < kKeys / 16; ++nb) {
+      uint32_t b[4];
+      LdMatrixX4(b, k_base + 2 * TileOffset<kHeadDim, kKeys>(nb * 16 + ldm_row + ldm_hi16 * 8,
+                                                             ks * 2 + ldm_hi8));
+      Mma16816<T>(s[2 * nb], a, b[0], b[1]);
+      Mma16816<T>(s[2 * nb + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// S = Q K^T for all 64 rows of the unit with one warpgroup wgmma per k-step
+// (the four consumer warps together; each gets its 16 rows in the mma.sync
+// accumulator layout). Asynchronous tensor-core work at twice mma.sync's rate:
+// what 64-row verify tiles need to stay memory-bound.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, uint32_t k_base,
+                                              float (&s)[KeysPerTile(kHeadDim) / 8][4]) {
+#if PA_HAS_WGMMA
+  constexpr int kKeys = KeysPerTile(kHeadDim);
+  WgmmaFence();
+#pragma unroll
+  for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+    // k-step ks: 64-column block ks / 4, 32 bytes per k-step inside it.
+    const uint32_t q_at = q_base + (ks / 4) * (kUnitRows * 128) + (ks % 4) * 32;
+    const uint32_t k_at = k_base + (ks / 4) * (kKeys * 128) + (ks % 4) * 32;
+    Wgmma<T, kKeys>::Run(s, WgmmaDescriptor(q_at), WgmmaDescriptor(k_at), ks > 0 ? 1 : 0);
+  }
+  WgmmaCommit();
+  WgmmaWaitAll();
+#endif
+}
+
+// S = Q K^T, mask, online softmax and O += P V for one warp's 16 rows
+// (row block `row_block` of the unit) and the key tile in `stage`.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
+                                           int row_block, int key0, bool use_wgmma,
+                                           uint32_t q_base, uint32_t k_base, uint32_t v_base,
+                                           RowState<kHeadDim>& state) {
+  constexpr int kKeys = KeysPerTile(kHeadDim);
+  const int lane = threadIdx.x % 32;
   const int ldm_row = lane % 8;
   const int ldm_hi8 = (lane / 8) % 2;
   const int ldm_hi16 = lane / 16;
 
-  for (int tile = 0; tile < num_tiles; ++tile) {
-    CpAsyncWait<kStages - 2>();
-    __syncthreads();
-    // The stage refilled here was consumed in the previous iteration, which
-    // every warp has finished (barrier above).
-    if (tile + kStages - 1 < num_tiles) {
-      load_kv_tile(tile + kStages - 1, (tile + kStages - 1) % kStages);
-    }
-    CpAsyncCommit();
-    if (!warp_active) continue;
+  float s[kKeys / 8][4];
+#pragma unroll
+  for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
+  }
+  if (PA_HAS_WGMMA && use_wgmma) {
+    QueryKeyWgmma<T, kHeadDim>(q_base, k_base, s);
+  } else {
+    QueryKeyMmaSync<T, kHeadDim>(row_block, q_base, k_base, s);
+  }
 
-    const int stage = tile % kStages;
-    const uint32_t k_base = SmemAddress(k_smem + stage * Traits::kKvElems);
-    const uint32_t v_base = SmemAddress(v_smem + stage * Traits::kKvElems);
-    const int key0 = tile_begin + tile * kBlockN;
-
-    // S = Q K^T for this warp's 16 rows.
-    float s[kBlockN / 8][4];
+  // Logits in log2 units, then the mask (only on tiles that need one).
+  const bool causal = p.causal != 0;
+  const int window = causal ? p.window_left : -1;
+  const bool needs_mask =
+      key0 < unit.key_begin || key0 + kKeys > unit.key_end ||
+      (causal && (key0 + kKeys - 1 > unit.min_diag || (window >= 0 && key0 < unit.max_diag - window)));
 #pragma unroll
-    for (int n = 0; n < kBlockN / 8; ++n) {
+  for (int n = 0; n < kKeys / 8; ++n) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
-    }
-#pragma unroll
-    for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-      uint32_t a[4];
-      {
-        const int row = warp * 16 + ldm_row + ldm_hi8 * 8;
-        LdMatrixX4(a, q_base + 2 * SwizzledOffset<kHeadDim>(row, ks * 2 + ldm_hi16));
+    for (int e = 0; e < 4; ++e) {
+      float x = s[n][e];
+      if (p.softcap_log2 != 0.0f) {
+        x = p.softcap_log2 * tanhf(x * p.scale_over_softcap);
+      } else {
+        x *= p.scale_log2;
       }
-#pragma unroll
-      for (int nb = 0; nb < kBlockN / 16; ++nb) {
-        uint32_t b[4];
-        const int row = nb * 16 + ldm_row + ldm_hi16 * 8;
-        LdMatrixX4(b, k_base + 2 * SwizzledOffset<kHeadDim>(row, ks * 2 + ldm_hi8));
-        Mma16816<T>(s[2 * nb], a, b[0], b[1]);
-        Mma16816<T>(s[2 * nb + 1], a, b[2], b[3]);
+      if (needs_mask) {
+        const int key = key0 + n * 8 + (lane % 4) * 2 + (e % 2);
+        const int diag = unit.row_diag[e / 2];
+        const bool visible = key >= unit.key_begin && key < unit.key_end &&
+                             (!causal || (key <= diag && (window < 0 || key >= diag - window)));
+        if (!visible) x = -INFINITY;
       }
-    }
-
-    // Logits in log2 units, then the mask (only on tiles that need one).
-    const bool needs_mask =
-        key0 + kBlockN > split_hi ||
-        (causal && (key0 + kBlockN - 1 > min_diag || (window >= 0 && key0 < max_diag - window)));
-#pragma unroll
-    for (int n = 0; n < kBlockN / 8; ++n) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = s[n][e];
-        if (p.softcap_log2 != 0.0f) {
-          x = p.softcap_log2 * tanhf(x * p.scale_over_softcap);
-        } else {
-          x *= p.scale_log2;
-        }
-        if (needs_mask) {
-          const int key = key0 + n * 8 + (lane % 4) * 2 + (e % 2);
-          const int diag = row_diag[e / 2];
-          const bool visible =
-              key < split_hi && (!causal || (key <= diag && (window < 0 || key >= diag - window)));
-          if (!visible) x = -INFINITY;
-        }
-        s[n][e] = x;
-      }
-    }
-
-    // Online softmax; a row that has seen no key yet keeps max -inf and uses 0
-    // as its reference so no -inf - -inf appears.
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      float tile_max = row_max[i];
-#pragma unroll
-      for (int n = 0; n < kBlockN / 8; ++n) {
-        tile_max = fmaxf(tile_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-      }
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-      const float reference = tile_max == -INFINITY ? 0.0f : tile_max;
-      const float rescale = exp2f(row_max[i] - reference);
-      row_max[i] = tile_max;
-      float sum = 0.0f;
-#pragma unroll
-      for (int n = 0; n < kBlockN / 8; ++n) {
-        s[n][2 * i] = exp2f(s[n][2 * i] - reference);
-        s[n][2 * i + 1] = exp2f(s[n][2 * i + 1] - reference);
-        sum += s[n][2 * i] + s[n][2 * i + 1];
-      }
-      row_sum[i] = row_sum[i] * rescale + sum;
-#pragma unroll
-      for (int d = 0; d < kHeadDim / 8; ++d) {
-        o_acc[d][2 * i] *= rescale;
-        o_acc[d][2 * i + 1] *= rescale;
-      }
-    }
-
-    // O += P V: the S accumulators of two n8 blocks form one A fragment.
-#pragma unroll
-    for (int kb = 0; kb < kBlockN / 16; ++kb) {
-      uint32_t a[4];
-      a[0] = PackPair<T>(s[2 * kb][0], s[2 * kb][1]);
-      a[1] = PackPair<T>(s[2 * kb][2], s[2 * kb][3]);
-      a[2] = PackPair<T>(s[2 * kb + 1][0], s[2 * kb + 1][1]);
-      a[3] = PackPair<T>(s[2 * kb + 1][2], s[2 * kb + 1][3]);
-      const int row = kb * 16 + ldm_row + ldm_hi8 * 8;
-#pragma unroll
-      for (int db = 0; db < kHeadDim / 16; ++db) {
-        uint32_t b[4];
-        LdMatrixX4Trans(b, v_base + 2 * SwizzledOffset<kHeadDim>(row, db * 2 + ldm_hi16));
-        Mma16816<T>(o_acc[2 * db], a, b[0], b[1]);
-        Mma16816<T>(o_acc[2 * db + 1], a, b[2], b[3]);
-      }
+      s[n][e] = x;
     }
   }
-  CpAsyncWait<0>();
 
-  if (!warp_active) return;
+  // Online softmax; a row that has seen no key yet keeps max -inf and uses 0
+  // as its reference so no -inf - -inf appears.
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    float sum = row_sum[i];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const int packed = row0 + warp * 16 + lane / 4 + 8 * i;
-    if (packed >= num_rows) continue;
-    const int token = q_begin + packed / group;
-    const int head = kv_head * group + packed % group;
+    float tile_max = state.max[i];
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) {
+      tile_max = fmaxf(tile_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+    }
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 2));
+    const float reference = tile_max == -INFINITY ? 0.0f : tile_max;
+    const float rescale = exp2f(state.max[i] - reference);
+    state.max[i] = tile_max;
+    float sum = 0.0f;
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) {
+      s[n][2 * i] = exp2f(s[n][2 * i] - reference);
+      s[n][2 * i + 1] = exp2f(s[n][2 * i + 1] - reference);
+      sum += s[n][2 * i] + s[n][2 * i + 1];
+    }
+    state.sum[i] = state.sum[i] * rescale + sum;
+#pragma unroll
+    for (int d = 0; d < kHeadDim / 8; ++d) {
+      state.o[d][2 * i] *= rescale;
+      state.o[d][2 * i + 1] *= rescale;
+    }
+  }
+
+  // O += P V: the S accumulators of two n8 blocks form one A fragment.
+#pragma unroll
+  for (int kb = 0; kb < kKeys / 16; ++kb) {
+    uint32_t a[4];
+    a[0] = PackPair<T>(s[2 * kb][0], s[2 * kb][1]);
+    a[1] = PackPair<T>(s[2 * kb][2], s[2 * kb][3]);
+    a[2] = PackPair<T>(s[2 * kb + 1][0], s[2 * kb + 1][1]);
+    a[3] = PackPair<T>(s[2 * kb + 1][2], s[2 * kb + 1][3]);
+    const int row = kb * 16 + ldm_row + ldm_hi8 * 8;
+#pragma unroll
+    for (int db = 0; db < kHeadDim / 16; ++db) {
+      uint32_t b[4];
+      LdMatrixX4Trans(b, v_base + 2 * TileOffset<kHeadDim, kKeys>(row, db * 2 + ldm_hi16));
+      Mma16816<T>(state.o[2 * db], a, b[0], b[1]);
+      Mma16816<T>(state.o[2 * db + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// Copies the unit's query rows (the first `row_blocks` x 16; rows past the
+// unit zero-filled) into the swizzled query tile.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void LoadQueryTile(const PagedAttentionParams& p, const UnitView& unit,
+                                              int row_blocks, T* q_smem) {
+  using Traits = KernelTraits<kHeadDim>;
+  const T* q = static_cast<const T*>(p.q);
+  const int chunks = row_blocks * 16 * Traits::kChunksPerRow;
+  for (int c = threadIdx.x; c < chunks; c += Traits::kConsumerThreads) {
+    const int row = c / Traits::kChunksPerRow;
+    const int chunk = c % Traits::kChunksPerRow;
+    const bool valid = row < unit.rows;
+    const T* src = q;
+    if (valid) {
+      const int packed = unit.unit_row0 + row;
+      const int token = unit.q_begin + packed / p.group;
+      const int head = unit.kv_head * p.group + packed % p.group;
+      src = q + (int64_t{token} * p.num_q_heads + head) * kHeadDim + chunk * 8;
+    }
+    CpAsync16(SmemAddress(q_smem) + 2 * TileOffset<kHeadDim, kUnitRows>(row, chunk), src, valid);
+  }
+  CpAsyncCommit();
+  CpAsyncWaitAll();
+}
+
+// Normalises the warp's rows and writes out/lse (partial < 0) or the segment's
+// partial.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void WriteRows(const PagedAttentionParams& p, const UnitView& unit,
+                                          int row_block, int partial,
+                                          const RowState<kHeadDim>& state) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float sum = state.sum[i];
+    sum += __shfl_xor_sync(kFullMask, sum, 1);
+    sum += __shfl_xor_sync(kFullMask, sum, 2);
+    const int row = row_block * 16 + lane / 4 + 8 * i;
+    if (row >= unit.rows) continue;
     // No visible key: zeros and lse = -inf.
     const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
-    const float lse = sum > 0.0f ? row_max[i] * kLn2 + logf(sum) : -INFINITY;
-    if (write_direct) {
+    const float lse = sum > 0.0f ? state.max[i] * kLn2 + logf(sum) : -INFINITY;
+    if (partial < 0) {
+      const int packed = unit.unit_row0 + row;
+      const int token = unit.q_begin + packed / p.group;
+      const int head = unit.kv_head * p.group + packed % p.group;
       T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * kHeadDim;
 #pragma unroll
       for (int d = 0; d < kHeadDim / 8; ++d) {
         *reinterpret_cast<uint32_t*>(out + d * 8 + (lane % 4) * 2) =
-            PackPair<T>(o_acc[d][2 * i] * inv_sum, o_acc[d][2 * i + 1] * inv_sum);
+            PackPair<T>(state.o[d][2 * i] * inv_sum, state.o[d][2 * i + 1] * inv_sum);
       }
       if (p.lse != nullptr && lane % 4 == 0) {
         p.lse[int64_t{head} * p.total_q_tokens + token] = lse;
       }
     } else {
-      const int64_t partial_row =
-          (int64_t{split} * p.total_q_tokens + token) * p.num_q_heads + head;
+      const int64_t partial_row = int64_t{partial} * kUnitRows + row;
       float* out = p.partial_out + partial_row * kHeadDim;
 #pragma unroll
       for (int d = 0; d < kHeadDim / 8; ++d) {
         *reinterpret_cast<float2*>(out + d * 8 + (lane % 4) * 2) =
-            make_float2(o_acc[d][2 * i] * inv_sum, o_acc[d][2 * i + 1] * inv_sum);
+            make_float2(state.o[d][2 * i] * inv_sum, state.o[d][2 * i + 1] * inv_sum);
       }
       if (lane % 4 == 0) p.partial_lse[partial_row] = lse;
     }
   }
 }
 
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, int segment_begin,
+                                                int segment_end, T* q_smem, T* k_ring, T* v_ring,
+                                                float* merge_state, uint64_t* full,
+                                                uint64_t* empty) {
+  using Traits = KernelTraits<kHeadDim>;
+  constexpr int kKeysPerTile = Traits::kKeysPerTile;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const uint32_t q_base = SmemAddress(q_smem);
+  float* merge_o = reinterpret_cast<float*>(q_smem);  // the query tile, once it is no longer read
+  RowState<kHeadDim> state;
+  uint32_t tile_counter = 0;  // tiles consumed by this CTA so far: same sequence as the producer's
+
+  for (int s = segment_begin; s < segment_end; ++s) {
+    const WorkSegment segment = LoadSegment(p.plan.segments + s);
+    const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
+    UnitView unit;
+    unit.q_begin = segment.q_begin;
+    const int q_len = segment.q_len;
+    const int k_len = segment.k_len;
+    unit.unit_row0 = segment.unit_tile * kUnitRows;
+    unit.rows = min(kUnitRows, q_len * p.group - unit.unit_row0);
+    unit.kv_head = segment.kv_head;
+    unit.key_begin = segment.key_begin;
+    unit.key_end = segment.key_end;
+    // Warp layout for this unit: row_blocks x key_ways = 4 warps.
+    const int row_blocks = unit.rows <= 16 ? 1 : unit.rows <= 32 ? 2 : 4;
+    const int key_ways = Traits::kConsumerWarps / row_blocks;
+    const int row_block = warp % row_blocks;
+    const int key_way = warp / row_blocks;
+    const int diagonal_offset = k_len - q_len;  // query j's last visible key: j + offset
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int row = min(row_block * 16 + lane / 4 + 8 * i, unit.rows - 1);
+      unit.row_diag[i] = (unit.unit_row0 + row) / p.group + diagonal_offset;
+    }
+    unit.min_diag = unit.unit_row0 / p.group + diagonal_offset;
+    unit.max_diag = (unit.unit_row0 + unit.rows - 1) / p.group + diagonal_offset;
+
+    ConsumerBarrier();  // the previous segment is done with the query tile (and merge scratch)
+    if (tiles.num_tiles > 0) {
+      LoadQueryTile<T, kHeadDim>(p, unit, row_blocks, q_smem);
+      FenceProxyAsync();  // wgmma may read the query tile
+    }
+    ConsumerBarrier();
+
+    state.Reset();
+    // wgmma takes the whole warpgroup: only units of four row blocks, where
+    // every warp reads every tile (warps of padding rows compute and discard).
+    const bool use_wgmma = PA_HAS_WGMMA && p.use_wgmma != 0 && row_blocks == 4;
+    const bool has_rows = row_block * 16 < unit.rows;
+    const bool computes = has_rows || use_wgmma;
+    for (int t = key_way; t < tiles.num_tiles; t += key_ways) {
+      const uint32_t g = tile_counter + t;
+      const int stage = g % Traits::kStages;
+      // Parity (g / kStages) & 1 names this round of the stage unambiguously:
+      // this warp consumed tile g - key_ways, which the producer issued after
+      // tile g - kStages (kStages >= key_ways), so the stage's previous round
+      // has landed and this wait cannot be satisfied by an older one.
+      MbarrierWait(&full[stage], (g / Traits::kStages) & 1);
+      if (computes) {
+        // The tile arrived through cp.async (generic proxy); wgmma reads it
+        // through the async proxy.
+        if (use_wgmma) FenceProxyAsync();
+        const uint32_t k_base = SmemAddress(k_ring + stage * Traits::kTileElems);
+        const uint32_t v_base = SmemAddress(v_ring + stage * Traits::kTileElems);
+        AttendTile<T, kHeadDim>(p, unit, row_block, (tiles.first_tile + t) * kKeysPerTile,
+                                use_wgmma, q_base, k_base, v_base, state);
+      }
+      __syncwarp();
+      // The stage's "empty" barrier counts four arrivals per round: each of
+      // the row_blocks warps that read it arrives for its key-way siblings too.
+      if (lane == 0) MbarrierArrive(&empty[stage], key_ways);
+    }
+    tile_counter += tiles.num_tiles;
+
+    // Fold the key ways into way 0, halving each round, through the query
+    // tile (two 16-row fp32 states fit) and the small merge-state buffer.
+    for (int half = key_ways / 2; half >= 1; half /= 2) {
+      ConsumerBarrier();
+      if (key_way >= half && key_way < 2 * half) {
+        const int slot = (key_way - half) * row_blocks + row_block;
+        state.Store(merge_o + slot * 16 * kHeadDim, merge_state + slot * Traits::kMergeStateFloats,
+                    lane);
+      }
+      ConsumerBarrier();
+      if (key_way < half) {
+        const int slot = key_way * row_blocks + row_block;
+        state.Merge(merge_o + slot * 16 * kHeadDim, merge_state + slot * Traits::kMergeStateFloats,
+                    lane);
+      }
+    }
+    if (key_way == 0 && has_rows) {
+      WriteRows<T, kHeadDim>(p, unit, row_block, segment.partial, state);
+    }
+  }
+}
+
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
+    PagedAttentionKernel(const PagedAttentionParams p) {
+  using Traits = KernelTraits<kHeadDim>;
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  // Tiles start 1024-byte aligned (the 128-byte swizzle's period), whatever
+  // the dynamic shared memory's own alignment.
+  uint8_t* smem = smem_raw + ((1024 - SmemAddress(smem_raw) % 1024) % 1024);
+  T* q_smem = reinterpret_cast<T*>(smem);
+  T* k_ring = q_smem + Traits::kQElems;
+  T* v_ring = k_ring + Traits::kStages * Traits::kTileElems;
+  float* merge_state = reinterpret_cast<float*>(v_ring + Traits::kStages * Traits::kTileElems);
+  uint64_t* full = reinterpret_cast<uint64_t*>(merge_state + 2 * Traits::kMergeStateFloats);
+  uint64_t* empty = full + Traits::kStages;
+
+  // The merge step may launch now (it waits for this grid's end before it
+  // reads anything): its launch overlaps this kernel instead of following it.
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  const int segment_begin = p.plan.worker_begin[blockIdx.x];
+  const int segment_end = p.plan.worker_begin[blockIdx.x + 1];
+  if (segment_begin >= segment_end) return;  // an idle worker (whole CTA)
+
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int stage = 0; stage < Traits::kStages; ++stage) {
+      MbarrierInit(&full[stage], 32);  // one cp.async arrival per producer lane
+      MbarrierInit(&empty[stage], Traits::kConsumerWarps);
+    }
+  }
+  __syncthreads();  // the last CTA-wide barrier: roles split below
+  if (threadIdx.x >= Traits::kConsumerThreads) {
+    ProduceSegments<T, kHeadDim>(p, segment_begin, segment_end, k_ring, v_ring, full, empty);
+  } else {
+    ConsumeSegments<T, kHeadDim>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
+                                 merge_state, full, empty);
+  }
+}
+
 }  // namespace attention_kernel
+
+template <DType kDType, int kHeadDim>
+cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm) {
+  using T = typename attention_kernel::CudaType<kDType>::Type;
+  using Traits = attention_kernel::KernelTraits<kHeadDim>;
+  auto* kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim>;
+  // Set once per process (not a stream operation: also fine during capture).
+  static const cudaError_t configured = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
+  if (configured != cudaSuccess) return configured;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, Traits::kThreads,
+                                                       Traits::kSmemBytes);
+}
 
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaStream_t stream) {
   using T = typename attention_kernel::CudaType<kDType>::Type;
   using Traits = attention_kernel::KernelTraits<kHeadDim>;
   auto* kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim>;
-  // Not a stream operation: allowed during graph capture.
-  cudaError_t error =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
-  if (error != cudaSuccess) return error;
-  const dim3 grid(
-      static_cast<unsigned>(params.num_m_tiles) * params.batch_size * params.num_kv_heads,
-      params.num_kv_splits);
-  kernel<<<grid, Traits::kThreads, Traits::kSmemBytes, stream>>>(params);
+  static const cudaError_t configured = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
+  if (configured != cudaSuccess) return configured;
+  if (params.plan.num_workers == 0) return cudaSuccess;
+  kernel<<<params.plan.num_workers, Traits::kThreads, Traits::kSmemBytes, stream>>>(params);
   return cudaGetLastError();
 }
+
+#define PA_DEFINE_ATTENTION_KERNEL(dtype, head_dim)                                            \
+  template cudaError_t LaunchPagedAttentionKernel<dtype, head_dim>(const PagedAttentionParams&, \
+                                                                   cudaStream_t);               \
+  template cudaError_t PagedAttentionKernelOccupancy<dtype, head_dim>(int*)
 
 }  // namespace paged_attention
 

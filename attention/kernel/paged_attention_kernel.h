@@ -1,11 +1,8 @@
-// The device side of the paged attention kernel, as seen from host code: the
-// kernel params struct, the launch functions each .cu file defines, and the
-// split-KV arithmetic that the kernel, the combine step and the host launcher
-// must agree on. Includes no Abseil and no glog (the .cu files include it), and
-// no nvcc-only headers (the host launcher includes it).
-//
-// Host code should use paged_attention.h; this header is the contract between
-// paged_attention.cc and the .cu files.
+// The device side of the paged attention kernels as seen from host code: the
+// params struct and the functions each .cu file defines. Includes no Abseil or
+// glog (the .cu files include it) and no nvcc-only headers (the host launcher
+// includes it). Host code should use paged_attention.h; this header is the
+// contract between paged_attention.cc and the .cu files.
 #ifndef ATTENTION_KERNEL_PAGED_ATTENTION_KERNEL_H_
 #define ATTENTION_KERNEL_PAGED_ATTENTION_KERNEL_H_
 
@@ -15,51 +12,35 @@
 #include <type_traits>
 
 #include "attention/base/dtype.h"
-
-#if defined(__CUDACC__)
-#define PA_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define PA_HOST_DEVICE inline
-#endif
+#include "attention/planner/work_plan.h"
 
 namespace paged_attention {
 
-// Packed query rows (query token x query head of one KV head) per CTA.
-inline constexpr int32_t kAttentionBlockM = 64;
-// A split's key range is a multiple of this many keys (a multiple of every
-// key-tile size, so no key tile straddles two splits).
-inline constexpr int32_t kSplitKeyGranularity = 64;
-// Largest num_kv_splits the combine step supports (its shared-memory table).
-inline constexpr int32_t kMaxSupportedKvSplits = 128;
-
-// Kernel params: device pointers and the scalars the kernel reads, built by
-// the host launcher from PagedAttentionArgs. Trivially copyable (passed by
-// value to the kernels).
+// Kernel params: device pointers and the scalars the kernels read, built by the
+// host launcher from PagedAttentionArgs. Passed by value.
 struct PagedAttentionParams {
   const void* q = nullptr;        // [total_q_tokens, num_q_heads, head_dim]
   const void* k_cache = nullptr;  // [num_pages, page_size, num_kv_heads, head_dim]
   const void* v_cache = nullptr;  // [num_pages, page_size, num_kv_heads, head_dim]
   void* out = nullptr;            // [total_q_tokens, num_q_heads, head_dim]
   float* lse = nullptr;           // [num_q_heads, total_q_tokens] or null
-  // Split-KV partials (num_kv_splits > 1 only), in the caller's workspace:
-  float* partial_out = nullptr;  // [num_kv_splits, total_q_tokens, num_q_heads, head_dim]
-  float* partial_lse = nullptr;  // [num_kv_splits, total_q_tokens, num_q_heads]
+  // Segments of cut units, in the caller's workspace (plan.max_partials slots):
+  float* partial_out = nullptr;  // [max_partials, kUnitRows, head_dim], normalized
+  float* partial_lse = nullptr;  // [max_partials, kUnitRows], natural log
 
   const int32_t* cache_seqlens = nullptr;  // [batch_size]
   const int32_t* cu_seqlens_q = nullptr;   // [batch_size + 1]
   const int32_t* page_table = nullptr;     // [batch_size, max_pages_per_request]
+  WorkPlanView plan;
 
-  int32_t batch_size = 0;      // rows of the per-request arrays (capacity on graphs)
-  int32_t total_q_tokens = 0;  // capacity: stride of lse and the partials
+  int32_t total_q_tokens = 0;  // row stride of lse
   int32_t num_q_heads = 0;
   int32_t num_kv_heads = 0;
   int32_t group = 0;  // num_q_heads / num_kv_heads
-  int32_t head_dim = 0;
   int32_t page_size = 0;
   int32_t max_pages_per_request = 0;
-  int32_t num_kv_splits = 1;
-  int32_t num_m_tiles = 0;  // ceil(max_seq_len_q * group / kAttentionBlockM)
 
+  int32_t use_wgmma = 1;            // 64-row units: Q K^T with wgmma (sm_90a builds)
   int32_t causal = 1;               // 1: bottom-right causal; 0: non-causal
   int32_t window_left = -1;         // causal only; -1 = no window
   float scale_log2 = 0.0f;          // softmax_scale * log2(e)         (no softcap)
@@ -70,31 +51,22 @@ struct PagedAttentionParams {
 static_assert(std::is_trivially_copyable<PagedAttentionParams>::value,
               "PagedAttentionParams is passed by value to CUDA kernels");
 
-// Keys per split for a request with `k_len` keys cut into `num_kv_splits`:
-// ceil(k_len / num_kv_splits) rounded up to kSplitKeyGranularity (at least one
-// granule). Computed per request in the kernel, so a graph captured with short
-// keys splits long replayed keys correctly.
-PA_HOST_DEVICE int32_t SplitKeyChunk(int32_t k_len, int32_t num_kv_splits) {
-  const int32_t per_split = (k_len + num_kv_splits - 1) / num_kv_splits;
-  const int32_t granules = (per_split + kSplitKeyGranularity - 1) / kSplitKeyGranularity;
-  return (granules > 0 ? granules : 1) * kSplitKeyGranularity;
-}
-
-// Splits that hold at least one key (1 for an empty request). A request with
-// one active split writes its output directly and skips the combine step.
-PA_HOST_DEVICE int32_t NumActiveSplits(int32_t k_len, int32_t chunk) {
-  return k_len <= 0 ? 1 : (k_len + chunk - 1) / chunk;
-}
-
-// Launches the attention kernel for one (dtype, head_dim); each instantiation
-// lives in its own .cu file. Writes `out`/`lse` directly for requests with one
-// active split and the partials otherwise. Returns the launch error.
+// The attention kernel for one (dtype, head_dim), one instantiation per .cu
+// file. Grid: params.plan.num_workers CTAs; each runs its plan segments and
+// writes out/lse (uncut units) or its partial (cut units). Returns the
+// launch error.
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaStream_t stream);
 
-#define PA_DECLARE_ATTENTION_KERNEL(dtype, head_dim)                       \
-  extern template cudaError_t LaunchPagedAttentionKernel<dtype, head_dim>( \
-      const PagedAttentionParams&, cudaStream_t)
+// CTAs of that kernel one SM holds (occupancy calculator). Also raises the
+// kernel's dynamic shared-memory limit, once per process.
+template <DType kDType, int kHeadDim>
+cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm);
+
+#define PA_DECLARE_ATTENTION_KERNEL(dtype, head_dim)                              \
+  extern template cudaError_t LaunchPagedAttentionKernel<dtype, head_dim>(        \
+      const PagedAttentionParams&, cudaStream_t);                                 \
+  extern template cudaError_t PagedAttentionKernelOccupancy<dtype, head_dim>(int*)
 PA_DECLARE_ATTENTION_KERNEL(DType::kBFloat16, 64);
 PA_DECLARE_ATTENTION_KERNEL(DType::kBFloat16, 128);
 PA_DECLARE_ATTENTION_KERNEL(DType::kBFloat16, 256);
@@ -103,10 +75,16 @@ PA_DECLARE_ATTENTION_KERNEL(DType::kFloat16, 128);
 PA_DECLARE_ATTENTION_KERNEL(DType::kFloat16, 256);
 #undef PA_DECLARE_ATTENTION_KERNEL
 
-// Merges the split partials (LSE-weighted) into `out` and `lse` for requests
-// with more than one active split. Launch after the attention kernel.
-cudaError_t LaunchPagedAttentionCombine(DType dtype, const PagedAttentionParams& params,
-                                        cudaStream_t stream);
+// The merge step: combines the partials of every merge task of the plan
+// (LSE-weighted, in partial order) into out/lse, and writes zeros / -inf to
+// the query tokens of CUDA-graph padding rows. Its merge blocks take one
+// (task, row) item at a time for rows < rows_per_task (an upper bound on any
+// unit's rows); `merge_blocks` and `zero_fill_blocks` size its grid (either
+// may be 0). Launch right after the attention kernel on the same stream: it is
+// launched as its programmatic dependent and waits for it on the device.
+cudaError_t LaunchPagedAttentionMerge(DType dtype, int32_t head_dim, int32_t rows_per_task,
+                                      const PagedAttentionParams& params, int32_t merge_blocks,
+                                      int32_t zero_fill_blocks, cudaStream_t stream);
 
 }  // namespace paged_attention
 

@@ -6,58 +6,76 @@
 // abs error against the float64 reference <= 2x that of the same computation
 // in PyTorch-style low-precision math, + 1e-5. Eager and replay agree bit for
 // bit.
+#include <cmath>
+#include <limits>
+#include <memory>
 #include <random>
+#include <vector>
 
-#include "attention/kernel/paged_attention_testing.h"
-#include "attention/planner/graph_metadata.h"
 #include "attention/planner/metadata_planner.h"
 #include "gtest/gtest.h"
 #include "testing/attention_check.h"
+#include "testing/batch_scenario.h"
+#include "testing/gpu_attention.h"
 #include "testing/gpu_test.h"
 #include "testing/host_executor.h"
+#include "testing/kernel_batch.h"
 #include "testing/random_batch.h"
-#include "tools/batch_scenario.h"
-#include "tools/gpu_attention.h"
+#include "testing/test_seed.h"
 
 namespace paged_attention {
 namespace {
 
 constexpr int32_t kGraphCapacity = 8;
 
-struct Errors {
-  double kernel = 0;         // max abs error of the kernel vs float64
-  double low_precision = 0;  // max abs error of low-precision math vs float64
-  double rel_l2 = 0;
-};
+PlannerConfig MustConfig(DType dtype, int32_t hq, int32_t hkv, int32_t head_dim,
+                         const AttentionOptions& options) {
+  absl::StatusOr<PlannerConfig> config = GpuPlannerConfig(dtype, hq, hkv, head_dim, options);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return config.value_or(PlannerConfig{});
+}
 
-// Checks one scenario eagerly and through graph replay.
+// Live rows of `lse` ([heads, stride]) as [heads, live] for comparisons.
+std::vector<double> LiveLse(const std::vector<double>& lse, int32_t heads, int64_t stride,
+                            int64_t live) {
+  std::vector<double> out;
+  for (int32_t h = 0; h < heads; ++h) {
+    out.insert(out.end(), lse.begin() + h * stride, lse.begin() + h * stride + live);
+  }
+  return out;
+}
+
+// Checks one scenario eagerly (against float64) and through CUDA-graph replay
+// on a capacity with padding rows (bit-identical to eager on the live rows,
+// zeros and lse -inf on the padding tokens).
 void CheckScenario(const Scenario& scenario, int32_t num_q_heads, int32_t num_kv_heads,
                    int32_t head_dim, DType dtype, int32_t max_q_len, uint64_t seed,
                    const AttentionOptions& options) {
   const KvPagePool& pool = *scenario.pool;
-  const BatchDescriptor& batch = scenario.batch;
+  const ValidatedBatch& batch = scenario.batch;
   const AttentionData data =
       MakeAttentionData(pool, batch, num_q_heads, num_kv_heads, head_dim, dtype, seed).value();
-  const HostMetadata plan = PlanEager(batch, pool, PlannerConfig{num_kv_heads, 132}).value();
+  const PlannerConfig config = MustConfig(dtype, num_q_heads, num_kv_heads, head_dim, options);
+  const HostMetadata plan = PlanEager(batch, pool, config).value();
   const HostAttentionResult reference = AttendLogicalSequences(
       LogicalRequestsOf(pool, batch, data), num_q_heads, num_kv_heads, head_dim, options);
   const std::vector<double> low_precision =
       LowPrecisionReference(HostArgs(data, plan.View(), options));
   const int64_t live = reference.out.size();
+  const int64_t tokens = batch.descriptor().num_tokens();
   const double low_precision_error = MaxAbsDiff(low_precision, reference.out, live);
 
-  absl::StatusOr<AttentionOutputs> eager = RunKernelEager(data, plan, options);
+  absl::StatusOr<AttentionOutputs> eager = RunKernelEager(data, pool, batch, config, options);
   ASSERT_TRUE(eager.ok()) << eager.status();
   const ErrorStats eager_stats = CompareToReference(eager->out, reference.out, live);
   EXPECT_EQ(eager_stats.non_finite, 0);
   EXPECT_LE(eager_stats.max_abs, 2 * low_precision_error + 1e-5)
       << "eager: " << eager_stats.ToString() << ", low-precision max abs " << low_precision_error;
   // LSE of every live token (natural log, -inf where nothing is visible).
-  const int64_t tokens = batch.num_tokens();
   for (int32_t h = 0; h < num_q_heads; ++h) {
     for (int64_t t = 0; t < tokens; ++t) {
       const double want = reference.lse[h * tokens + t];
-      const double got = eager->lse[h * int64_t{plan.total_q_tokens} + t];
+      const double got = eager->lse[h * tokens + t];
       if (std::isinf(want)) {
         ASSERT_EQ(got, want) << "lse head " << h << " token " << t;
       } else {
@@ -66,21 +84,27 @@ void CheckScenario(const Scenario& scenario, int32_t num_q_heads, int32_t num_kv
     }
   }
 
-  const GraphCaptureConfig capture =
-      CaptureConfigForPool(pool, kGraphCapacity, max_q_len, PlannerConfig{num_kv_heads, 132});
+  const PlanShape capture = CaptureShape(pool, kGraphCapacity, max_q_len);
   absl::StatusOr<AttentionOutputs> replay =
-      RunKernelGraphReplay(data, pool, batch, capture, options);
+      RunKernelGraphReplay(data, pool, batch, capture, config, options);
   ASSERT_TRUE(replay.ok()) << replay.status();
-  for (double value : replay->out) ASSERT_TRUE(std::isfinite(value)) << "padding row not finite";
-  // Same split count: bit-identical; otherwise the same result to rounding.
-  const bool same_splits =
-      GraphMetadataState::CaptureOnHost(capture).value()->metadata().num_kv_splits ==
-      plan.num_kv_splits;
-  for (int64_t i = 0; i < live; ++i) {
-    if (same_splits) {
-      ASSERT_EQ(replay->out[i], eager->out[i]) << "eager and replay differ at " << i;
-    } else {
-      ASSERT_NEAR(replay->out[i], eager->out[i], 2 * low_precision_error + 1e-5) << i;
+  // Same plan: bit-identical live rows, out and lse.
+  EXPECT_EQ(FirstDifference(replay->out, eager->out, live), "") << "eager and replay out differ";
+  const int64_t capacity_tokens = int64_t{kGraphCapacity} * max_q_len;
+  EXPECT_EQ(FirstDifference(LiveLse(replay->lse, num_q_heads, capacity_tokens, tokens),
+                            LiveLse(eager->lse, num_q_heads, tokens, tokens),
+                            int64_t{num_q_heads} * tokens),
+            "")
+      << "eager and replay lse differ";
+  // Padding tokens: zeros and lse -inf (the capacity's tail past the live ones).
+  const int64_t padded_tokens =
+      tokens + int64_t{kGraphCapacity - batch.batch_size()} * max_q_len;
+  for (int64_t i = live; i < padded_tokens * num_q_heads * head_dim; ++i) {
+    ASSERT_EQ(replay->out[i], 0.0) << "padding output " << i;
+  }
+  for (int32_t h = 0; h < num_q_heads; ++h) {
+    for (int64_t t = tokens; t < padded_tokens; ++t) {
+      ASSERT_EQ(replay->lse[h * capacity_tokens + t], -std::numeric_limits<double>::infinity());
     }
   }
 }
@@ -92,10 +116,7 @@ class KernelModesGpuTest : public GpuTestWithParam<std::tuple<ModeCase, int32_t 
 
 TEST_P(KernelModesGpuTest, MatchesFloat64ReferenceEagerAndReplay) {
   const auto& [mode_case, page_size] = GetParam();
-  std::mt19937_64 rng(std::random_device{}());
-  const uint64_t seed = rng();
-  SCOPED_TRACE(::testing::Message() << "seed " << seed);
-  rng.seed(seed);
+  std::mt19937_64 rng(TestSeed() + page_size + 1000 * static_cast<int>(mode_case.mode));
   RandomBatchLimits limits;
   limits.max_batch_size = kGraphCapacity - 2;  // leave padding rows on replay
   limits.max_prefix = 200;
@@ -134,8 +155,7 @@ TEST_F(KernelLongContextGpuTest, DraftExtendV2With128kKeysAndASkewedBatch) {
   spec.new_tokens = {4, 4, 4, 4};
   spec.spec.num_draft_tokens = 4;
   spec.max_requests = kGraphCapacity + 2;
-  spec.seed = std::random_device{}();
-  SCOPED_TRACE(::testing::Message() << "seed " << spec.seed);
+  spec.seed = TestSeed();
   const Scenario scenario = BuildScenario(spec).value();
   CheckScenario(scenario, 32, 8, 128, DType::kBFloat16, 4, spec.seed, DefaultOptions(128));
 }
@@ -149,13 +169,59 @@ TEST_F(KernelLongContextGpuTest, WindowAndSoftcapOnTargetVerify) {
   spec.new_tokens = {6, 6, 6};
   spec.spec.num_draft_tokens = 6;
   spec.max_requests = kGraphCapacity + 2;
-  spec.seed = std::random_device{}();
-  SCOPED_TRACE(::testing::Message() << "seed " << spec.seed);
+  spec.seed = TestSeed();
   const Scenario scenario = BuildScenario(spec).value();
   AttentionOptions options = DefaultOptions(128);
   options.window_left = 100;
   options.softcap = 30.0f;
   CheckScenario(scenario, 16, 4, 128, DType::kBFloat16, 6, spec.seed, options);
+}
+
+// One captured graph replayed over a sequence of batches of every mode, short
+// and long (keys far longer than at capture), each equal bit for bit to an
+// eager launch of the same batch.
+TEST_F(KernelLongContextGpuTest, ASequenceOfBatchesOnOneCapturedGraphEqualsEager) {
+  std::mt19937_64 rng(TestSeed());
+  constexpr int32_t kMaxQ = 4, kHeads = 8, kKvHeads = 2, kHeadDim = 128;
+  const DType dtype = DType::kBFloat16;
+  const AttentionOptions options = DefaultOptions(kHeadDim);
+  const PlannerConfig config = MustConfig(dtype, kHeads, kKvHeads, kHeadDim, options);
+  RandomBatchLimits limits;
+  limits.max_batch_size = kGraphCapacity;
+  limits.num_draft_tokens = kMaxQ;
+  const std::vector<ModeCase> modes = {
+      {ForwardMode::kDecode, SeqLensConvention::kIncludesNewTokens},
+      {ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly},
+      {ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens},
+      {ForwardMode::kDraftExtendV2, SeqLensConvention::kPrefixOnly}};
+  std::unique_ptr<GpuAttentionRunner> graph, eager;
+  for (int step = 0; step < 24; ++step) {
+    limits.max_prefix = step % 3 == 0 ? 20 : 2000;  // short, long, long, short, ...
+    ScenarioSpec spec = RandomScenarioSpec(modes[step % modes.size()], 16, limits, rng);
+    spec.max_context_len = 8192;
+    spec.num_pages = 8192;
+    spec.max_requests = kGraphCapacity + 2;
+    spec.draft_headroom = kMaxQ;
+    const Scenario scenario = BuildScenario(spec).value();
+    const KvPagePool& pool = *scenario.pool;
+    if (graph == nullptr) {
+      const PlanShape shape = CaptureShape(pool, kGraphCapacity, kMaxQ);
+      graph = GpuAttentionRunner::Create(pool, shape, config, dtype, LaunchKind::kGraph).value();
+      eager = GpuAttentionRunner::Create(pool, shape, config, dtype, LaunchKind::kEager).value();
+    }
+    const AttentionData data =
+        MakeAttentionData(pool, scenario.batch, kHeads, kKvHeads, kHeadDim, dtype, rng()).value();
+    const AttentionOutputs replayed = graph->Run(data, pool, scenario.batch, options).value();
+    const AttentionOutputs launched = eager->Run(data, pool, scenario.batch, options).value();
+    const int64_t live = int64_t{scenario.batch.descriptor().num_tokens()} * kHeads * kHeadDim;
+    ASSERT_EQ(FirstDifference(replayed.out, launched.out, live), "") << "step " << step;
+    if (step % 8 == 0 && scenario.batch.batch_size() > 0) {
+      const HostAttentionResult reference =
+          AttendLogicalSequences(LogicalRequestsOf(pool, scenario.batch, data), kHeads, kKvHeads,
+                                 kHeadDim, options);
+      EXPECT_LE(MaxAbsDiff(replayed.out, reference.out), 3e-2) << "step " << step;
+    }
+  }
 }
 
 }  // namespace

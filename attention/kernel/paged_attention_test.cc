@@ -1,7 +1,8 @@
-// GPU tests of the paged attention kernel against the float64 host executor
+// GPU tests of the paged attention kernels against the float64 host executor
 // (testing/host_executor.h) on random paged batches whose unused pool slots
-// hold NaN. Criterion (FlashAttention-3): max abs error <= 2x that of
-// PyTorch-style low-precision math on the same inputs, + 1e-5.
+// hold NaN, under several work plans (balanced, uncut, pinned splits).
+// Criterion (FlashAttention-3): max abs error <= 2x that of PyTorch-style
+// low-precision math on the same inputs, + 1e-5.
 #include "attention/kernel/paged_attention.h"
 
 #include <cuda_runtime_api.h>
@@ -17,21 +18,31 @@
 
 #include "absl/strings/str_cat.h"
 #include "attention/base/device_buffer.h"
-#include "attention/base/device_info.h"
-#include "attention/kernel/paged_attention_testing.h"
-#include "attention/planner/split_plan.h"
 #include "gtest/gtest.h"
+#include "testing/attention_check.h"
 #include "testing/gpu_test.h"
 #include "testing/host_executor.h"
+#include "testing/kernel_batch.h"
+#include "testing/test_seed.h"
 
 namespace paged_attention {
 namespace {
 
 constexpr double kAbsSlack = 1e-5;
 
-int32_t NumSms() {
-  absl::StatusOr<DeviceInfo> info = QueryDevice(0);
-  return info.ok() ? info->multiprocessor_count : 132;
+// Balanced plan (0), uncut units (1) and pinned splits.
+const std::vector<int32_t> kPlans = {0, 1, 5, 64};
+
+// `spec` with the workers of the current GPU for its kernel.
+BatchSpec OnThisGpu(BatchSpec spec) {
+  const absl::StatusOr<KernelGeometry> geometry = QueryKernelGeometry(spec.dtype, spec.head_dim);
+  EXPECT_TRUE(geometry.ok()) << geometry.status();
+  spec.num_workers = geometry.ok() ? geometry->num_sms * geometry->ctas_per_sm : 1;
+  return spec;
+}
+
+std::string PlanName(int32_t pinned_splits) {
+  return pinned_splits == 0 ? std::string("balanced") : absl::StrCat("pinned", pinned_splits);
 }
 
 std::string ModeName(const AttentionOptions& options) {
@@ -107,11 +118,11 @@ struct KernelOutput {
   std::vector<float> out, lse;
 };
 
-KernelOutput RunOnDevice(DeviceBatch& device, int32_t num_kv_splits) {
+KernelOutput RunOnDevice(DeviceBatch& device) {
   KernelOutput result;
   absl::Status status = device.PoisonOutputs();
   EXPECT_TRUE(status.ok()) << status;
-  status = device.Run(num_kv_splits);
+  status = device.Run();
   EXPECT_TRUE(status.ok()) << status;
   absl::StatusOr<std::vector<float>> out = device.DownloadOut();
   absl::StatusOr<std::vector<float>> lse = device.DownloadLse();
@@ -121,26 +132,27 @@ KernelOutput RunOnDevice(DeviceBatch& device, int32_t num_kv_splits) {
   return result;
 }
 
-// Runs `spec` with each split count and checks every result against the
-// reference and the split results against each other.
-void CheckBatch(const BatchSpec& spec, const std::vector<int32_t>& split_counts) {
-  const HostBatch batch = MakeRandomBatch(spec);
+// Runs `spec` under each plan (kPlans: 0 = balanced, else pinned splits) and
+// checks every result against the reference and the plans against each other.
+void CheckBatch(const BatchSpec& gpu_spec, const std::vector<int32_t>& plans = kPlans) {
+  const BatchSpec spec = OnThisGpu(gpu_spec);
+  HostBatch batch = MakeRandomBatch(spec);
   const Reference ref = ComputeReference(batch);
-  const int32_t max_splits = *std::max_element(split_counts.begin(), split_counts.end());
-  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch, max_splits);
+  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch);
   ASSERT_TRUE(device.ok()) << device.status();
   std::vector<KernelOutput> outputs;
-  for (int32_t splits : split_counts) {
-    outputs.push_back(RunOnDevice(*device, splits));
-    ExpectMatchesReference(batch, ref, outputs.back().out, outputs.back().lse,
-                           absl::StrCat("splits", splits));
+  for (int32_t pinned : plans) {
+    batch.Plan(pinned);
+    ASSERT_TRUE(device->Update(batch).ok());
+    outputs.push_back(RunOnDevice(*device));
+    ExpectMatchesReference(batch, ref, outputs.back().out, outputs.back().lse, PlanName(pinned));
   }
-  // Split counts agree with each other to rounding (bf16/fp16 output ulps).
+  // Plans agree with each other to rounding (bf16/fp16 output ulps).
   for (size_t i = 1; i < outputs.size(); ++i) {
     std::vector<double> first(outputs[0].out.begin(), outputs[0].out.end());
     const ErrorStats diff = CompareToReference(outputs[i].out, first, ref.out_count);
     EXPECT_LE(diff.max_abs, 2.0 * ref.low_precision_error.max_abs + kAbsSlack)
-        << "splits " << split_counts[i] << " vs " << split_counts[0] << ": " << diff.ToString();
+        << PlanName(plans[i]) << " vs " << PlanName(plans[0]) << ": " << diff.ToString();
   }
 }
 
@@ -151,7 +163,7 @@ using SweepParam = std::tuple<DType, int32_t, int32_t>;  // dtype, head_dim, pag
 
 class PagedAttentionSweepTest : public GpuTestWithParam<SweepParam> {};
 
-TEST_P(PagedAttentionSweepTest, MatchesReferenceForEveryModeAndSplitCount) {
+TEST_P(PagedAttentionSweepTest, MatchesReferenceForEveryModeAndPlan) {
   const auto [dtype, head_dim, page_size] = GetParam();
   // (q heads, kv heads): MHA, GQA 4, GQA 8, MQA.
   const std::vector<std::pair<int32_t, int32_t>> head_configs = {{4, 4}, {8, 2}, {16, 2}, {8, 1}};
@@ -160,7 +172,7 @@ TEST_P(PagedAttentionSweepTest, MatchesReferenceForEveryModeAndSplitCount) {
   modes[2].window_left = 37;
   modes[3].softcap = 5.0f;
   const int32_t case_index = (dtype == DType::kFloat16 ? 1 : 0) + head_dim / 64 + page_size;
-  std::mt19937 rng(1000 + case_index);
+  std::mt19937_64 rng(TestSeed() + case_index);
   for (int variant = 0; variant < 2; ++variant) {
     BatchSpec spec;
     spec.dtype = dtype;
@@ -185,7 +197,7 @@ TEST_P(PagedAttentionSweepTest, MatchesReferenceForEveryModeAndSplitCount) {
     SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " hd", head_dim, " page", page_size, " heads ",
                               spec.num_q_heads, "/", spec.num_kv_heads, " ",
                               ModeName(spec.options)));
-    CheckBatch(spec, {1, 5, 64});
+    CheckBatch(spec);
   }
 }
 
@@ -217,10 +229,10 @@ TEST_P(PagedAttentionPrefillTest, LongPrefillMatchesReference) {
   spec.q_lens = {512, 300, 1};
   spec.k_lens = {512, 700, 900};
   spec.seed = 7 + head_dim;
-  CheckBatch(spec, {1});
+  CheckBatch(spec, {0, 1});
   spec.options.window_left = 100;
   spec.seed += 1;
-  CheckBatch(spec, {1, 3});
+  CheckBatch(spec, {0, 3});
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, PagedAttentionPrefillTest,
@@ -240,7 +252,8 @@ TEST_F(PagedAttentionGpuTest, SkewedBatchOneLongManyShort) {
   spec.num_q_heads = 32;
   spec.num_kv_heads = 4;
   spec.page_size = 16;
-  std::mt19937 rng(11);
+  std::mt19937_64 rng(TestSeed());
+  spec.seed = rng();
   spec.q_lens.push_back(4);
   spec.k_lens.push_back(20000);
   for (int i = 0; i < 15; ++i) {
@@ -248,9 +261,7 @@ TEST_F(PagedAttentionGpuTest, SkewedBatchOneLongManyShort) {
     spec.q_lens.push_back(q);
     spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(q, 200)(rng));
   }
-  const int32_t splits = ChooseNumKvSplits(16, spec.num_kv_heads, 4, 20000, NumSms());
-  EXPECT_GT(splits, 1);
-  CheckBatch(spec, {1, splits});
+  CheckBatch(spec, {0, 1});
 }
 
 TEST_F(PagedAttentionGpuTest, VerifyOver128kKeys) {
@@ -261,9 +272,8 @@ TEST_F(PagedAttentionGpuTest, VerifyOver128kKeys) {
   spec.q_lens = {4};
   spec.k_lens = {131072};
   spec.q_stddev = 3.0f;  // sharper softmax over the long range
-  const int32_t splits = ChooseNumKvSplits(1, 1, 4, 131072, NumSms());
-  EXPECT_GT(splits, 1);
-  CheckBatch(spec, {1, splits});
+  spec.seed = TestSeed();
+  CheckBatch(spec, {0, 1});
 }
 
 TEST_F(PagedAttentionGpuTest, RowsWithoutVisibleKeysAreZeroWithMinusInfLse) {
@@ -277,7 +287,7 @@ TEST_F(PagedAttentionGpuTest, RowsWithoutVisibleKeysAreZeroWithMinusInfLse) {
     // an empty KV; a padded row with no queries; a normal request.
     spec.q_lens = {4, 2, 0, 3};
     spec.k_lens = {1, 0, 1, 700};
-    CheckBatch(spec, {1, 4});
+    CheckBatch(spec, {0, 1, 4});
   }
 }
 
@@ -286,21 +296,21 @@ TEST_F(PagedAttentionGpuTest, EmptyBatchIsANoOp) {
   spec.q_lens = {0, 0};
   spec.k_lens = {5, 1};
   spec.total_q_tokens = 4;  // capacity only
-  HostBatch batch = MakeRandomBatch(spec);
-  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch, 1);
+  HostBatch batch = MakeRandomBatch(OnThisGpu(spec));
+  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch);
   ASSERT_TRUE(device.ok()) << device.status();
   ASSERT_TRUE(device->PoisonOutputs().ok());
-  // total_q_tokens 0 and batch_size 0: nothing written.
+  // No workers or no rows: nothing launched, nothing read.
   PagedAttentionArgs args = device->args;
-  args.metadata.total_q_tokens = 0;
+  args.metadata.plan.num_workers = 0;
   EXPECT_TRUE(LaunchPagedAttention(args, nullptr, 0, nullptr).ok());
   args = device->args;
   args.metadata.batch_size = 0;
   args.q = args.k_cache = args.v_cache = nullptr;
   args.out = nullptr;
   EXPECT_TRUE(LaunchPagedAttention(args, nullptr, 0, nullptr).ok());
-  // Live batch with no query tokens: out stays untouched.
-  EXPECT_TRUE(device->Run(1).ok());
+  // Live batch with no query tokens: the plan is empty and out stays untouched.
+  EXPECT_TRUE(device->Run().ok());
   absl::StatusOr<std::vector<float>> out = device->DownloadOut();
   ASSERT_TRUE(out.ok());
   for (float value : *out) ASSERT_TRUE(std::isnan(value));
@@ -310,18 +320,20 @@ TEST_F(PagedAttentionGpuTest, RepeatedRunsAreBitIdentical) {
   BatchSpec spec;
   spec.q_lens = {1, 8, 5};
   spec.k_lens = {3000, 2000, 64};
-  HostBatch batch = MakeRandomBatch(spec);
-  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch, 16);
+  spec.pinned_splits = 16;
+  HostBatch batch = MakeRandomBatch(OnThisGpu(spec));
+  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch);
   ASSERT_TRUE(device.ok()) << device.status();
-  const KernelOutput first = RunOnDevice(*device, 16);
-  const KernelOutput second = RunOnDevice(*device, 16);
+  const KernelOutput first = RunOnDevice(*device);
+  const KernelOutput second = RunOnDevice(*device);
   ASSERT_EQ(first.out.size(), second.out.size());
   EXPECT_EQ(std::memcmp(first.out.data(), second.out.data(), first.out.size() * 4), 0);
 }
 
-// Capture with capacity metadata and short keys, rewrite the device arrays with
-// other lengths (keys much longer than at capture), replay: the result matches
-// the reference and is bit-identical to an eager launch on the same inputs.
+// Capture with capacity metadata and short keys, rewrite the device arrays and
+// the plan with other lengths (keys much longer than at capture), replay: the
+// result matches the reference and is bit-identical to an eager launch of the
+// same plan.
 TEST_F(PagedAttentionGpuTest, GraphReplayWithLongerKeysMatchesEager) {
   constexpr int32_t kBatch = 6;
   BatchSpec spec;
@@ -333,16 +345,14 @@ TEST_F(PagedAttentionGpuTest, GraphReplayWithLongerKeysMatchesEager) {
   spec.total_q_tokens = kBatch * 8;  // capacities
   spec.max_seq_len_q = 8;
   spec.max_pages_per_request = 8192 / 16;
-  const int32_t splits = ChooseNumKvSplits(kBatch, spec.num_kv_heads, 8, 8192, NumSms());
-  spec.num_kv_splits = splits;
-  HostBatch batch = MakeRandomBatch(spec);
-  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch, splits);
+  spec.seed = TestSeed();
+  HostBatch batch = MakeRandomBatch(OnThisGpu(spec));
+  absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch);
   ASSERT_TRUE(device.ok()) << device.status();
 
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   PagedAttentionArgs capture_args = device->args;
-  capture_args.metadata.num_kv_splits = splits;
   cudaGraph_t graph;
   ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
   const absl::Status launch = LaunchPagedAttention(capture_args, device->workspace.data(),
@@ -369,7 +379,7 @@ TEST_F(PagedAttentionGpuTest, GraphReplayWithLongerKeysMatchesEager) {
     ASSERT_TRUE(replay_out.ok() && replay_lse.ok());
     ExpectMatchesReference(batch, ref, *replay_out, *replay_lse, "replay");
 
-    const KernelOutput eager = RunOnDevice(*device, splits);
+    const KernelOutput eager = RunOnDevice(*device);
     ASSERT_EQ(eager.out.size(), replay_out->size());
     EXPECT_EQ(std::memcmp(eager.out.data(), replay_out->data(), ref.out_count * 4), 0)
         << "eager and replay differ";

@@ -13,7 +13,7 @@
 #include "testing/attention_check.h"
 #include "testing/host_executor.h"
 #include "testing/random_batch.h"
-#include "tools/batch_scenario.h"
+#include "testing/batch_scenario.h"
 
 // Counts heap allocations so a test can prove Replay makes none.
 namespace {

@@ -1,80 +1,166 @@
-// The metadata planner, eager path: a validated batch descriptor in, the
-// attention metadata the paged kernel reads out, in freshly sized host arrays.
+// The metadata planner: a validated batch in, the attention metadata and the
+// work plan the paged kernel reads out, written by ONE routine (WritePlan)
+// into caller-provided spans of a given capacity. Eager planning and CUDA-graph
+// replay differ only in where those spans live and how many padding rows
+// follow the batch:
 //
-//   ASSIGN_OR_RETURN(BatchDescriptor batch, BuildBatchDescriptor(inputs, pool));
-//   ASSIGN_OR_RETURN(HostMetadata plan, PlanEager(batch, pool, config));
-//   AttentionMetadata host_view = plan.View();  // or upload it for the GPU
+//   host arrays (CPU executor, tests, the plan CLI):
+//     ASSIGN_OR_RETURN(HostMetadata plan, PlanEager(batch, pool, config));
+//   device buffers (eager GPU launches and CUDA-graph replay alike):
+//     see device_metadata.h (DeviceMetadata::Upload calls WritePlan).
 //
-// One formula for every mode, shared with the CUDA-graph path
-// (graph_metadata.h): the descriptor already states each request's prefix and
-// new tokens, so the kernel reads k = prefix + new rows and q = new queries:
+// One formula for every mode: the descriptor states each request's prefix
+// and new tokens, so the kernel reads k = prefix + new rows and q = new
+// queries:
 //   DECODE                  prefix = length - 1, new = 1   -> k = full length
 //   DECODE, draft step s    prefix = committed + s, new = 1 -> committed + s + 1
 //   TARGET_VERIFY           prefix = committed, new = nd   -> committed + nd
 //   EXTEND / MIXED / DRAFT_EXTEND / DRAFT_EXTEND_V2: k = prefix + extend
-// max_seq_len_k is max_i(prefix_i + new_i), never max(prefix) + max(new); the
-// page table covers ceil(max_seq_len_k / page_size) columns of every row.
+// max_seq_len_k is max_i(prefix_i + new_i), never max(prefix) + max(new).
+// There is no cu_seqlens_k: nothing here reads it (callers that print or
+// dump it take prefix sums of cache_seqlens).
 #ifndef ATTENTION_PLANNER_METADATA_PLANNER_H_
 #define ATTENTION_PLANNER_METADATA_PLANNER_H_
 
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "attention/planner/attention_metadata.h"
+#include "attention/planner/work_partition.h"
+#include "attention/planner/work_plan.h"
 #include "kv_cache/page_pool.h"
 #include "spec_decode/batch_descriptor.h"
 #include "spec_decode/forward_mode.h"
 
 namespace paged_attention {
 
-// What the split-KV plan depends on besides the batch.
+// What the work plan depends on besides the batch. No defaults for the
+// geometry: a plan made for 8 KV heads or 132 SMs is wrong for other values.
+// On a GPU, num_sms and ctas_per_sm come from QueryKernelGeometry
+// (attention/kernel/paged_attention.h) for the dtype and head_dim launched.
 struct PlannerConfig {
-  int32_t num_kv_heads = 8;
-  int32_t num_sms = 132;  // H200
+  int32_t num_q_heads = 0;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;     // 64, 128 or 256
+  int32_t num_sms = 0;      // multiprocessors of the GPU
+  int32_t ctas_per_sm = 0;  // resident CTAs of the attention kernel per SM
+  // > 0: cut every unit into this many key ranges (work_partition.h); 0: balance.
+  int32_t pinned_splits = 0;
+  MaskMode mask = MaskMode::kCausal;
+  int32_t window_left = -1;  // -1: no sliding window
 };
 
-// Metadata as host arrays: the source of truth for tests, the plan CLI and
-// uploads. Field meanings are AttentionMetadata's.
+// InvalidArgument naming the PlannerConfig field and its value.
+absl::Status ValidatePlannerConfig(const PlannerConfig& config);
+
+// The partition settings `config` implies.
+PartitionConfig PartitionConfigFor(const PlannerConfig& config);
+
+// What a plan's buffers are sized for. Eager: the batch itself
+// (ExactShape). CUDA graph: the capture capacity (CaptureShape); rows past the
+// live batch are padding requests with max_q_len query tokens and no keys.
+struct PlanShape {
+  int32_t max_batch_size = 0;
+  int32_t max_q_len = 0;   // query tokens per request
+  int32_t max_kv_len = 0;  // keys per request: the page table has ceil(max_kv_len / page_size) columns
+  int32_t page_size = 0;
+};
+
+// The exact shape of `batch` (at least one page-table column).
+PlanShape ExactShape(const ValidatedBatch& batch);
+// A capture shape for graphs over `pool` serving up to `max_batch_size`
+// requests of up to `max_q_len` query tokens each; keys up to the row width.
+PlanShape CaptureShape(const KvPagePool& pool, int32_t max_batch_size, int32_t max_q_len);
+
+// Element counts of every plan array for a shape and config; int64 and
+// checked: InvalidArgument naming the PlanShape field when a count would not
+// fit the int32 indices the kernel uses.
+struct PlanLayout {
+  int64_t requests = 0;            // rows of the per-request arrays
+  int64_t total_q_tokens = 0;      // requests x max_q_len
+  int64_t max_pages_per_request = 0;
+  int64_t page_table_entries = 0;  // requests x max_pages_per_request
+  int64_t num_workers = 0;
+  int64_t max_segments = 0;
+  int64_t max_merge_tasks = 0;
+  int64_t max_partials = 0;
+};
+absl::StatusOr<PlanLayout> LayoutFor(const PlanShape& shape, const PlannerConfig& config);
+
+// Caller-provided destinations, each at least the size the layout names.
+struct PlanSpans {
+  absl::Span<int32_t> rows;           // [requests] req_to_token row (padding: 0, the dummy row)
+  absl::Span<int32_t> cache_seqlens;  // [requests]
+  absl::Span<int32_t> cu_seqlens_q;   // [requests + 1]
+  absl::Span<int32_t> counters;       // [kNumPlanCounters]
+  absl::Span<int32_t> worker_begin;   // [num_workers + 1]
+  absl::Span<WorkSegment> segments;   // [max_segments]
+  absl::Span<MergeTask> merge_tasks;  // [max_merge_tasks]
+};
+
+// The live batch's scalars and the partition's counts.
+struct PlanSummary {
+  int32_t batch_size = 0;      // live requests
+  int32_t num_q_tokens = 0;    // live query tokens
+  int32_t max_seq_len_q = 0;   // over live requests
+  int32_t max_seq_len_k = 0;   // max_i(prefix_i + new_i) over live requests
+  PartitionCounts partition;
+};
+
+// THE planning routine. Writes the per-request arrays (live rows, then padding
+// rows up to shape.max_batch_size), the plan counters and the work partition
+// for `batch` into `spans`. FailedPrecondition when the batch does not fit the
+// shape (more requests, query tokens or keys than it holds, another page
+// size); InvalidArgument for a bad config; ResourceExhausted naming a span that
+// is too small. Allocation-free; host only (the page table is the caller's:
+// GatherPageTableOnHost or the device gather).
+absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const PlannerConfig& config,
+                                      const PlanShape& shape, const PlanSpans& spans);
+
+// A plan in host arrays: the source of truth for the float64 executor, tests
+// and the plan CLI. View() gives host pointers for the kernel's struct.
 struct HostMetadata {
   ForwardMode mode = ForwardMode::kIdle;
-  int32_t batch_size = 0;
-  int32_t total_q_tokens = 0;
-  int32_t max_seq_len_q = 0;
-  int32_t max_seq_len_k = 0;
-  int32_t page_size = 0;
-  int32_t max_pages_per_request = 0;
-  int32_t num_kv_splits = 1;
-  std::vector<int32_t> cache_seqlens;          // [batch_size]
-  std::vector<int32_t> cu_seqlens_q;           // [batch_size + 1]
-  std::vector<int32_t> cu_seqlens_k;           // [batch_size + 1]
-  std::vector<int32_t> page_table;             // [batch_size, max_pages_per_request]
-  std::vector<int32_t> num_pages_per_request;  // [batch_size] ceil(cache_seqlens / page_size)
+  PlanShape shape;
+  PlanLayout layout;
+  PlanSummary summary;
+  PlannerConfig config;
+  std::vector<int32_t> rows;                  // [requests]
+  std::vector<int32_t> cache_seqlens;         // [requests]
+  std::vector<int32_t> cu_seqlens_q;          // [requests + 1]
+  std::vector<int32_t> page_table;            // [requests, max_pages_per_request]
+  std::vector<int32_t> counters;              // [kNumPlanCounters]
+  std::vector<int32_t> worker_begin;          // [num_workers + 1]
+  std::vector<WorkSegment> segments;          // [max_segments]
+  std::vector<MergeTask> merge_tasks;         // [max_merge_tasks]
 
-  // A view with host pointers into this object (valid while it lives).
+  // The metadata with host pointers into this object (valid while it lives).
   AttentionMetadata View() const;
+  // The live requests' page counts, ceil(cache_seqlens[i] / page_size).
+  int32_t NumPages(int32_t request) const;
 };
 
-// Query tokens and K/V rows of one request: the one per-mode formula.
-struct RequestExtent {
-  int32_t q_len;
-  int32_t k_len;
-};
-inline RequestExtent ExtentOf(const RequestEntry& request) {
-  return {request.new_tokens, request.prefix_len + request.new_tokens};
-}
-
-// Plans any valid batch of any mode. InvalidArgument (from the descriptor's
-// validation) for a malformed batch; never CUDA, never allocates on the device.
-absl::StatusOr<HostMetadata> PlanEager(const BatchDescriptor& batch, const KvPagePool& pool,
+// Plans `batch` into host arrays of `shape` and gathers its page table from
+// `pool` on the host. ExactShape for eager plans; a capture shape gives the
+// host twin of a CUDA-graph replay. Errors as WritePlan's, plus
+// FailedPrecondition if `pool` is not the table the batch was validated on.
+absl::StatusOr<HostMetadata> PlanOnHost(const ValidatedBatch& batch, const KvPagePool& pool,
+                                        const PlannerConfig& config, const PlanShape& shape);
+absl::StatusOr<HostMetadata> PlanEager(const ValidatedBatch& batch, const KvPagePool& pool,
                                        const PlannerConfig& config);
 
-// page_table[i][j] = req_to_token[rows[i]][j * page_size] / page_size for
-// j < num_columns: the host twin of the device gather on the graph path.
-void GatherPageTableOnHost(absl::Span<const int32_t> req_to_token, int32_t row_width,
-                           absl::Span<const int32_t> rows, int32_t page_size, int32_t num_columns,
-                           int32_t page_table_stride, int32_t* page_table);
+// page_table[i * page_table_stride + j] = req_to_token[rows[i] * row_width +
+// j * page_size] / page_size for i < rows.size() and j < ceil(k_lens[i] /
+// page_size): the host twin of the device gather. InvalidArgument (naming
+// the request) for a row outside the table, a length past the row width or a
+// row of the page table past its end.
+absl::Status GatherPageTableOnHost(absl::Span<const int32_t> req_to_token, int32_t row_width,
+                                   absl::Span<const int32_t> rows,
+                                   absl::Span<const int32_t> k_lens, int32_t page_size,
+                                   int32_t page_table_stride, absl::Span<int32_t> page_table);
 
 }  // namespace paged_attention
 

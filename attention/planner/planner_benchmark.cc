@@ -1,9 +1,10 @@
-// Host cost of planning: BM_PlanEager (fresh buffers, host page-table gather)
-// and BM_PlanReplay (CUDA-graph replay: lengths copied, page table gathered on
-// the device) over batch size, context length and page size. Replay's host
-// time must not grow with the context length. BM_PlanReplay needs a GPU; on a
-// machine without one it reports an error and BM_PlanReplayHostGather shows
-// the host twin instead.
+// Host cost of planning, per step. BM_PlanEager and BM_PlanReplay both run
+// DeviceMetadata::Upload (the host plan, one async copy, the device page-table
+// gather): an exact shape for an eager launch, a CUDA-graph capacity for a
+// replay. Neither builds a page table on the host, so both stay flat in
+// context length. BM_PlanOnHost is the host-array plan the CPU executor and
+// the tools use (host gather: O(batch x pages)). The two Upload benchmarks
+// need a GPU; without one they report an error.
 #include <chrono>
 #include <map>
 #include <memory>
@@ -11,10 +12,10 @@
 
 #include "attention/base/device_buffer.h"
 #include "attention/base/device_info.h"
-#include "attention/planner/graph_metadata.h"
+#include "attention/planner/device_metadata.h"
 #include "attention/planner/metadata_planner.h"
 #include "benchmark/benchmark.h"
-#include "tools/batch_scenario.h"
+#include "testing/batch_scenario.h"
 
 namespace paged_attention {
 namespace {
@@ -44,34 +45,35 @@ void SetCounters(benchmark::State& state, int32_t batch, int32_t context, int32_
       static_cast<double>(batch) * ((context + page_size - 1) / page_size);
 }
 
-void BM_PlanEager(benchmark::State& state) {
+// 32 query heads over 8 KV heads at head_dim 128 on an H200-sized GPU.
+PlannerConfig Config() {
+  PlannerConfig config;
+  config.num_q_heads = 32;
+  config.num_kv_heads = 8;
+  config.head_dim = 128;
+  config.num_sms = 132;
+  config.ctas_per_sm = 2;
+  return config;
+}
+
+void BM_PlanOnHost(benchmark::State& state) {
   const int32_t batch = state.range(0), context = state.range(1), page_size = state.range(2);
   const Scenario& scenario = DecodeScenario(batch, context, page_size);
   for (auto _ : state) {
-    absl::StatusOr<HostMetadata> plan = PlanEager(scenario.batch, *scenario.pool, PlannerConfig{});
+    absl::StatusOr<HostMetadata> plan = PlanEager(scenario.batch, *scenario.pool, Config());
     if (!plan.ok()) state.SkipWithError(std::string(plan.status().message()).c_str());
     benchmark::DoNotOptimize(plan);
   }
   SetCounters(state, batch, context, page_size);
 }
 
-GraphCaptureConfig CaptureFor(const KvPagePool& pool, int32_t batch) {
-  GraphCaptureConfig config;
-  config.max_batch_size = batch;
-  config.max_q_len = 1;
-  config.page_size = pool.page_size();
-  config.row_width = pool.row_width();
-  config.num_rows = pool.max_requests();
-  return config;
-}
-
-void BM_PlanReplay(benchmark::State& state) {
+// Host time of DeviceMetadata::Upload for `shape` (manual time: the host side
+// only; the stream is drained outside the timed region).
+void TimeUploads(benchmark::State& state, const PlanShape& shape, const Scenario& scenario) {
   if (VisibleGpuCount() == 0) {
-    state.SkipWithError("BM_PlanReplay needs a GPU (device page-table gather)");
+    state.SkipWithError("needs a GPU (device page-table gather)");
     return;
   }
-  const int32_t batch = state.range(0), context = state.range(1), page_size = state.range(2);
-  const Scenario& scenario = DecodeScenario(batch, context, page_size);
   const KvPagePool& pool = *scenario.pool;
   DeviceBuffer table =
       DeviceBuffer::Allocate(pool.req_to_token().size() * sizeof(int32_t), "req_to_token").value();
@@ -79,33 +81,38 @@ void BM_PlanReplay(benchmark::State& state) {
     state.SkipWithError("upload of req_to_token failed");
     return;
   }
-  auto graph = GraphMetadataState::CaptureOnDevice(CaptureFor(pool, batch), table.as<int32_t>());
-  if (!graph.ok()) {
-    state.SkipWithError(std::string(graph.status().message()).c_str());
+  absl::StatusOr<std::unique_ptr<DeviceMetadata>> metadata = DeviceMetadata::Create(
+      shape, Config(),
+      DeviceRequestTable{table.as<int32_t>(), pool.max_requests(), pool.row_width()});
+  if (!metadata.ok()) {
+    state.SkipWithError(std::string(metadata.status().message()).c_str());
     return;
   }
   cudaStream_t stream;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    const absl::Status replayed = (*graph)->Replay(scenario.batch, pool, stream);
+    const absl::StatusOr<PlanSummary> uploaded = (*metadata)->Upload(scenario.batch, stream);
     const auto stop = std::chrono::steady_clock::now();
-    if (!replayed.ok()) state.SkipWithError(std::string(replayed.message()).c_str());
+    if (!uploaded.ok()) state.SkipWithError(std::string(uploaded.status().message()).c_str());
     state.SetIterationTime(std::chrono::duration<double>(stop - start).count());
     cudaStreamSynchronize(stream);  // keep the queue short; outside the timed region
   }
+  metadata->reset();
   cudaStreamDestroy(stream);
+}
+
+void BM_PlanEager(benchmark::State& state) {
+  const int32_t batch = state.range(0), context = state.range(1), page_size = state.range(2);
+  const Scenario& scenario = DecodeScenario(batch, context, page_size);
+  TimeUploads(state, ExactShape(scenario.batch), scenario);
   SetCounters(state, batch, context, page_size);
 }
 
-void BM_PlanReplayHostGather(benchmark::State& state) {
+void BM_PlanReplay(benchmark::State& state) {
   const int32_t batch = state.range(0), context = state.range(1), page_size = state.range(2);
   const Scenario& scenario = DecodeScenario(batch, context, page_size);
-  auto graph = GraphMetadataState::CaptureOnHost(CaptureFor(*scenario.pool, batch)).value();
-  for (auto _ : state) {
-    const absl::Status replayed = graph->Replay(scenario.batch, *scenario.pool);
-    if (!replayed.ok()) state.SkipWithError(std::string(replayed.message()).c_str());
-  }
+  TimeUploads(state, CaptureShape(*scenario.pool, batch, 1), scenario);
   SetCounters(state, batch, context, page_size);
 }
 
@@ -122,9 +129,9 @@ void PlannerArgs(benchmark::internal::Benchmark* b) {
   }
 }
 
-BENCHMARK(BM_PlanEager)->Apply(PlannerArgs)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PlanEager)->Apply(PlannerArgs)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PlanReplay)->Apply(PlannerArgs)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_PlanReplayHostGather)->Apply(PlannerArgs)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PlanOnHost)->Apply(PlannerArgs)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace paged_attention

@@ -1,8 +1,10 @@
-#include "attention/kernel/paged_attention_testing.h"
+#include "testing/kernel_batch.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -14,21 +16,16 @@
 #include "absl/strings/str_cat.h"
 #include "attention/base/cuda_status.h"
 #include "attention/base/status_macros.h"
+#include "attention/base/ceil_div.h"
 #include "attention/kernel/paged_attention.h"
+#include "attention/planner/work_partition.h"
 #include "testing/device_fill.h"
 
 namespace paged_attention {
 namespace {
 
-uint16_t ToBits(DType dtype, float value) {
-  return dtype == DType::kFloat16 ? FloatToFloat16(value) : FloatToBFloat16(value);
-}
-
-float FromBits(DType dtype, uint16_t bits) {
-  return dtype == DType::kFloat16 ? Float16ToFloat(bits) : BFloat16ToFloat(bits);
-}
-
-int32_t CeilDiv(int32_t a, int32_t b) { return (a + b - 1) / b; }
+// Pinned split counts HostBatch::Plan sizes its buffers for.
+constexpr int32_t kMaxPinnedSplits = 64;
 
 // (request, query token) pairs of the live batch.
 std::vector<std::pair<int32_t, int32_t>> QueryRows(const AttentionMetadata& md) {
@@ -63,11 +60,7 @@ void Fill(const std::vector<int32_t>& q_lens, const std::vector<int32_t>& k_lens
   std::normal_distribution<float> normal(0.0f, 1.0f);
   batch.cache_seqlens = k_lens;
   batch.cu_seqlens_q.assign(n + 1, 0);
-  batch.cu_seqlens_k.assign(n + 1, 0);
-  for (int32_t i = 0; i < n; ++i) {
-    batch.cu_seqlens_q[i + 1] = batch.cu_seqlens_q[i] + q_lens[i];
-    batch.cu_seqlens_k[i + 1] = batch.cu_seqlens_k[i] + k_lens[i];
-  }
+  for (int32_t i = 0; i < n; ++i) batch.cu_seqlens_q[i + 1] = batch.cu_seqlens_q[i] + q_lens[i];
   const int32_t mpr = batch.metadata.max_pages_per_request;
   std::vector<int32_t> pages(batch.num_pages);
   std::iota(pages.begin(), pages.end(), 0);
@@ -82,11 +75,11 @@ void Fill(const std::vector<int32_t>& q_lens, const std::vector<int32_t>& k_lens
     }
   }
   const int64_t q_elems = int64_t{batch.metadata.total_q_tokens} * spec.num_q_heads * spec.head_dim;
-  batch.q.assign(q_elems, ToBits(spec.dtype, std::nanf("")));
+  batch.q.assign(q_elems, EncodeElement16(spec.dtype, std::nanf("")));
   const int64_t used_q = int64_t{batch.cu_seqlens_q[n]} * spec.num_q_heads * spec.head_dim;
-  for (int64_t e = 0; e < used_q; ++e) batch.q[e] = ToBits(spec.dtype, spec.q_stddev * normal(rng));
+  for (int64_t e = 0; e < used_q; ++e) batch.q[e] = EncodeElement16(spec.dtype, spec.q_stddev * normal(rng));
   const int64_t row = int64_t{spec.num_kv_heads} * spec.head_dim;
-  const uint16_t nan_bits = ToBits(spec.dtype, std::nanf(""));
+  const uint16_t nan_bits = EncodeElement16(spec.dtype, std::nanf(""));
   batch.k_cache.assign(int64_t{batch.num_pages} * spec.page_size * row, nan_bits);
   batch.v_cache.assign(batch.k_cache.size(), nan_bits);
   for (int32_t i = 0; i < n; ++i) {
@@ -94,8 +87,8 @@ void Fill(const std::vector<int32_t>& q_lens, const std::vector<int32_t>& k_lens
       const int64_t page = batch.page_table[int64_t{i} * mpr + t / spec.page_size];
       const int64_t slot = page * spec.page_size + t % spec.page_size;
       for (int64_t e = 0; e < row; ++e) {
-        batch.k_cache[slot * row + e] = ToBits(spec.dtype, normal(rng));
-        batch.v_cache[slot * row + e] = ToBits(spec.dtype, normal(rng));
+        batch.k_cache[slot * row + e] = EncodeElement16(spec.dtype, normal(rng));
+        batch.v_cache[slot * row + e] = EncodeElement16(spec.dtype, normal(rng));
       }
     }
   }
@@ -118,10 +111,59 @@ PagedAttentionArgs HostBatch::Args() const {
       cache_seqlens.empty() ? 0 : *std::max_element(cache_seqlens.begin(), cache_seqlens.end());
   args.metadata.cache_seqlens = cache_seqlens.data();
   args.metadata.cu_seqlens_q = cu_seqlens_q.data();
-  args.metadata.cu_seqlens_k = cu_seqlens_k.data();
   args.metadata.page_table = page_table.data();
+  args.metadata.plan.worker_begin = worker_begin.data();
+  args.metadata.plan.segments = segments.data();
+  args.metadata.plan.merge_tasks = merge_tasks.data();
+  args.metadata.plan.counters = counters.data();
   args.options = spec.options;
   return args;
+}
+
+void HostBatch::Plan(int32_t pinned_splits) {
+  PartitionConfig config;
+  config.num_kv_heads = spec.num_kv_heads;
+  config.group = spec.num_q_heads / spec.num_kv_heads;
+  config.head_dim = spec.head_dim;
+  config.num_workers = spec.num_workers;
+  config.pinned_splits = pinned_splits;
+  config.mask = spec.options.mask;
+  config.window_left = spec.options.mask == MaskMode::kCausal ? spec.options.window_left : -1;
+  // Capacities for any split count this batch is planned with.
+  PartitionConfig pinned = config;
+  pinned.pinned_splits = kMaxPinnedSplits;
+  const int64_t units = MaxUnits(config, metadata.batch_size, metadata.max_seq_len_q);
+  config.pinned_splits = 0;
+  const int64_t max_segments = std::max(MaxSegments(config, units), MaxSegments(pinned, units));
+  const int64_t max_merges = std::max(MaxMergeTasks(config, units), MaxMergeTasks(pinned, units));
+  const int64_t max_partials = std::max(MaxPartials(config, units), MaxPartials(pinned, units));
+  config.pinned_splits = pinned_splits;
+  worker_begin.assign(config.num_workers + 1, 0);
+  segments.assign(std::max<int64_t>(max_segments, 1), WorkSegment{});
+  merge_tasks.assign(std::max<int64_t>(max_merges, 1), MergeTask{});
+  counters.assign(kNumPlanCounters, 0);
+  const int32_t n = metadata.batch_size;
+  const absl::StatusOr<PartitionCounts> counts =
+      PartitionWork(absl::MakeConstSpan(cu_seqlens_q.data(), n + 1),
+                    absl::MakeConstSpan(cache_seqlens.data(), n), config,
+                    PartitionBuffers{absl::MakeSpan(worker_begin), absl::MakeSpan(segments),
+                                     absl::MakeSpan(merge_tasks)});
+  if (!counts.ok()) {
+    std::fprintf(stderr, "HostBatch::Plan: %s\n", counts.status().ToString().c_str());
+    std::abort();  // a test-setup bug: the capacities above hold every split count
+  }
+  counters[kPlanNumMergeTasks] = counts->num_merge_tasks;
+  WorkPlanView& plan = metadata.plan;
+  plan.num_workers = config.num_workers;
+  plan.max_segments = static_cast<int32_t>(segments.size());
+  plan.max_merge_tasks = static_cast<int32_t>(merge_tasks.size());
+  plan.max_partials = static_cast<int32_t>(std::max<int64_t>(max_partials, 1));
+  plan.max_zero_fill_tokens = 0;
+  plan.num_kv_heads = config.num_kv_heads;
+  plan.group = config.group;
+  plan.head_dim = config.head_dim;
+  plan.causal = config.mask == MaskMode::kCausal ? 1 : 0;
+  plan.window_left = config.window_left;
 }
 
 HostBatch MakeRandomBatch(const BatchSpec& spec) {
@@ -147,45 +189,46 @@ HostBatch MakeRandomBatch(const BatchSpec& spec) {
   md.max_pages_per_request = spec.max_pages_per_request > 0
                                  ? spec.max_pages_per_request
                                  : std::max(1, CeilDiv(max_k, spec.page_size));
-  md.num_kv_splits = spec.num_kv_splits;
   // Twice the pages the capacity can need, so ids are spread out.
   const int64_t capacity_pages =
       spec.max_pages_per_request > 0 ? int64_t{n} * md.max_pages_per_request : pages_needed;
   batch.num_pages = static_cast<int32_t>(2 * capacity_pages + 3);
   Fill(spec.q_lens, spec.k_lens, spec.seed, batch);
+  batch.Plan(spec.pinned_splits);
   return batch;
 }
 
 void RefillBatch(const std::vector<int32_t>& q_lens, const std::vector<int32_t>& k_lens,
                  uint64_t seed, HostBatch& batch) {
   Fill(q_lens, k_lens, seed, batch);
+  batch.Plan(batch.spec.pinned_splits);
 }
 
-absl::StatusOr<DeviceBatch> DeviceBatch::Create(const HostBatch& host, int32_t max_kv_splits) {
+absl::StatusOr<DeviceBatch> DeviceBatch::Create(const HostBatch& host) {
   DeviceBatch d;
   const BatchSpec& spec = host.spec;
   const int64_t out_elems =
       int64_t{host.metadata.total_q_tokens} * spec.num_q_heads * spec.head_dim;
-  ASSIGN_OR_RETURN(d.q, DeviceBuffer::Allocate(std::max<size_t>(host.q.size() * 2, 16), "q"));
-  ASSIGN_OR_RETURN(d.k_cache, DeviceBuffer::Allocate(host.k_cache.size() * 2, "k_cache"));
-  ASSIGN_OR_RETURN(d.v_cache, DeviceBuffer::Allocate(host.v_cache.size() * 2, "v_cache"));
-  ASSIGN_OR_RETURN(d.out, DeviceBuffer::Allocate(std::max<int64_t>(out_elems * 2, 16), "out"));
-  ASSIGN_OR_RETURN(d.lse, DeviceBuffer::Allocate(
-                              std::max<int64_t>(
-                                  int64_t{host.metadata.total_q_tokens} * spec.num_q_heads * 4, 16),
-                              "lse"));
-  const int32_t n = host.metadata.batch_size;
-  ASSIGN_OR_RETURN(d.cache_seqlens, DeviceBuffer::Allocate(std::max(n, 1) * 4, "cache_seqlens"));
-  ASSIGN_OR_RETURN(d.cu_seqlens_q, DeviceBuffer::Allocate((n + 1) * 4, "cu_seqlens_q"));
-  ASSIGN_OR_RETURN(d.cu_seqlens_k, DeviceBuffer::Allocate((n + 1) * 4, "cu_seqlens_k"));
-  ASSIGN_OR_RETURN(
-      d.page_table,
-      DeviceBuffer::Allocate(std::max<size_t>(host.page_table.size() * 4, 16), "page_table"));
-  AttentionMetadata md = host.Args().metadata;
-  md.num_kv_splits = max_kv_splits;
-  const size_t workspace = WorkspaceBytes(md, spec.num_q_heads, spec.head_dim);
-  ASSIGN_OR_RETURN(d.workspace,
-                   DeviceBuffer::Allocate(std::max<size_t>(workspace, 16), "workspace"));
+  auto allocate = [](DeviceBuffer& buffer, size_t bytes, const char* what) -> absl::Status {
+    ASSIGN_OR_RETURN(buffer, DeviceBuffer::Allocate(std::max<size_t>(bytes, 16), what));
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(allocate(d.q, host.q.size() * 2, "q"));
+  RETURN_IF_ERROR(allocate(d.k_cache, host.k_cache.size() * 2, "k_cache"));
+  RETURN_IF_ERROR(allocate(d.v_cache, host.v_cache.size() * 2, "v_cache"));
+  RETURN_IF_ERROR(allocate(d.out, out_elems * 2, "out"));
+  RETURN_IF_ERROR(
+      allocate(d.lse, int64_t{host.metadata.total_q_tokens} * spec.num_q_heads * 4, "lse"));
+  RETURN_IF_ERROR(allocate(d.cache_seqlens, host.cache_seqlens.size() * 4, "cache_seqlens"));
+  RETURN_IF_ERROR(allocate(d.cu_seqlens_q, host.cu_seqlens_q.size() * 4, "cu_seqlens_q"));
+  RETURN_IF_ERROR(allocate(d.page_table, host.page_table.size() * 4, "page_table"));
+  RETURN_IF_ERROR(allocate(d.worker_begin, host.worker_begin.size() * 4, "worker_begin"));
+  RETURN_IF_ERROR(allocate(d.counters, host.counters.size() * 4, "counters"));
+  RETURN_IF_ERROR(
+      allocate(d.segments, host.segments.size() * sizeof(WorkSegment), "segments"));
+  RETURN_IF_ERROR(
+      allocate(d.merge_tasks, host.merge_tasks.size() * sizeof(MergeTask), "merge_tasks"));
+  RETURN_IF_ERROR(allocate(d.workspace, WorkspaceBytes(host.metadata), "workspace"));
   RETURN_IF_ERROR(d.Update(host));
   return d;
 }
@@ -196,8 +239,11 @@ absl::Status DeviceBatch::Update(const HostBatch& host) {
   RETURN_IF_ERROR(v_cache.Upload(host.v_cache));
   if (!host.cache_seqlens.empty()) RETURN_IF_ERROR(cache_seqlens.Upload(host.cache_seqlens));
   RETURN_IF_ERROR(cu_seqlens_q.Upload(host.cu_seqlens_q));
-  RETURN_IF_ERROR(cu_seqlens_k.Upload(host.cu_seqlens_k));
   if (!host.page_table.empty()) RETURN_IF_ERROR(page_table.Upload(host.page_table));
+  RETURN_IF_ERROR(worker_begin.Upload(host.worker_begin));
+  RETURN_IF_ERROR(counters.Upload(host.counters));
+  RETURN_IF_ERROR(segments.Upload(host.segments));
+  RETURN_IF_ERROR(merge_tasks.Upload(host.merge_tasks));
   args = host.Args();
   args.q = q.data();
   args.k_cache = k_cache.data();
@@ -206,8 +252,11 @@ absl::Status DeviceBatch::Update(const HostBatch& host) {
   args.lse = lse.as<float>();
   args.metadata.cache_seqlens = cache_seqlens.as<int32_t>();
   args.metadata.cu_seqlens_q = cu_seqlens_q.as<int32_t>();
-  args.metadata.cu_seqlens_k = cu_seqlens_k.as<int32_t>();
   args.metadata.page_table = page_table.as<int32_t>();
+  args.metadata.plan.worker_begin = worker_begin.as<int32_t>();
+  args.metadata.plan.counters = counters.as<int32_t>();
+  args.metadata.plan.segments = segments.as<WorkSegment>();
+  args.metadata.plan.merge_tasks = merge_tasks.as<MergeTask>();
   return absl::OkStatus();
 }
 
@@ -217,10 +266,8 @@ absl::Status DeviceBatch::PoisonOutputs() {
   return CudaCall(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
-absl::Status DeviceBatch::Run(int32_t num_kv_splits, cudaStream_t stream) {
-  PagedAttentionArgs run_args = args;
-  run_args.metadata.num_kv_splits = num_kv_splits;
-  RETURN_IF_ERROR(LaunchPagedAttention(run_args, workspace.data(), workspace.size_bytes(), stream));
+absl::Status DeviceBatch::Run(cudaStream_t stream) {
+  RETURN_IF_ERROR(LaunchPagedAttention(args, workspace.data(), workspace.size_bytes(), stream));
   return CudaCall(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
@@ -228,7 +275,7 @@ absl::StatusOr<std::vector<float>> DeviceBatch::DownloadOut() const {
   const int64_t count = int64_t{args.metadata.total_q_tokens} * args.num_q_heads * args.head_dim;
   ASSIGN_OR_RETURN(std::vector<uint16_t> bits, out.Download<uint16_t>(count));
   std::vector<float> values(count);
-  for (int64_t i = 0; i < count; ++i) values[i] = FromBits(args.dtype, bits[i]);
+  for (int64_t i = 0; i < count; ++i) values[i] = DecodeElement(args.dtype, bits.data(), i);
   return values;
 }
 
@@ -242,7 +289,7 @@ std::vector<double> LowPrecisionReference(const PagedAttentionArgs& args) {
   const int64_t group = hq / hkv;
   const DType dtype = args.dtype;
   auto read = [dtype](const void* data, int64_t index) {
-    return FromBits(dtype, static_cast<const uint16_t*>(data)[index]);
+    return DecodeElement(dtype, data, index);
   };
   std::vector<double> out(int64_t{md.total_q_tokens} * hq * d, 0.0);
   const std::vector<std::pair<int32_t, int32_t>> rows = QueryRows(md);
@@ -316,7 +363,6 @@ absl::StatusOr<HostAttentionResult> ParallelHostReference(const PagedAttentionAr
     const int32_t keys = args.options.mask == MaskMode::kCausal ? k_len - (q_len - 1 - j) : k_len;
     if (keys <= 0) return;  // nothing visible: zeros, lse -inf
     const int32_t cu_q[2] = {0, 1};
-    const int32_t cu_k[2] = {0, keys};
     PagedAttentionArgs one = args;
     one.q =
         static_cast<const char*>(args.q) + (int64_t{q_begin} + j) * hq * d * DTypeSize(args.dtype);
@@ -326,7 +372,6 @@ absl::StatusOr<HostAttentionResult> ParallelHostReference(const PagedAttentionAr
     one.metadata.max_seq_len_k = keys;
     one.metadata.cache_seqlens = &keys;
     one.metadata.cu_seqlens_q = cu_q;
-    one.metadata.cu_seqlens_k = cu_k;
     one.metadata.page_table = md.page_table + int64_t{i} * md.max_pages_per_request;
     absl::StatusOr<HostAttentionResult> row = RunHostPagedAttention(one);
     if (!row.ok()) {
@@ -340,41 +385,6 @@ absl::StatusOr<HostAttentionResult> ParallelHostReference(const PagedAttentionAr
   });
   if (!status.ok()) return status;
   return result;
-}
-
-std::string ErrorStats::ToString() const {
-  return absl::StrCat("max_abs ", max_abs, " rel_l2 ", rel_l2, " non_finite ", non_finite);
-}
-
-namespace {
-template <typename T>
-ErrorStats Compare(const std::vector<T>& got, const std::vector<double>& want, int64_t count) {
-  ErrorStats stats;
-  double diff2 = 0.0, ref2 = 0.0;
-  for (int64_t i = 0; i < count; ++i) {
-    const double g = static_cast<double>(got[i]);
-    if (!std::isfinite(g)) {
-      ++stats.non_finite;
-      continue;
-    }
-    const double diff = g - want[i];
-    stats.max_abs = std::max(stats.max_abs, std::abs(diff));
-    diff2 += diff * diff;
-    ref2 += want[i] * want[i];
-  }
-  stats.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  return stats;
-}
-}  // namespace
-
-ErrorStats CompareToReference(const std::vector<float>& got, const std::vector<double>& want,
-                              int64_t count) {
-  return Compare(got, want, count);
-}
-
-ErrorStats CompareToReference(const std::vector<double>& got, const std::vector<double>& want,
-                              int64_t count) {
-  return Compare(got, want, count);
 }
 
 }  // namespace paged_attention

@@ -1,11 +1,12 @@
 // Test helpers for the paged attention kernel (testonly): random paged batches
-// with NaN-poisoned unused pool slots, their device copies, a "low-precision"
-// host reference (PyTorch-style bf16/fp16 math) and error statistics.
+// made directly as metadata (no pool, any lengths, including ones no engine
+// makes) with NaN-poisoned unused pool slots, their work plans, their device
+// copies and a "low-precision" host reference (PyTorch-style bf16/fp16 math).
 //
 // FlashAttention-3's criterion: the kernel's max abs error against the float64
 // reference must be at most 2x the low-precision reference's + 1e-5.
-#ifndef ATTENTION_KERNEL_PAGED_ATTENTION_TESTING_H_
-#define ATTENTION_KERNEL_PAGED_ATTENTION_TESTING_H_
+#ifndef TESTING_KERNEL_BATCH_H_
+#define TESTING_KERNEL_BATCH_H_
 
 #include <cuda_runtime_api.h>
 
@@ -17,6 +18,8 @@
 #include "absl/status/statusor.h"
 #include "attention/base/device_buffer.h"
 #include "attention/kernel/paged_attention_args.h"
+#include "attention/planner/work_plan.h"
+#include "testing/attention_check.h"
 #include "testing/host_executor.h"
 
 namespace paged_attention {
@@ -30,7 +33,10 @@ struct BatchSpec {
   std::vector<int32_t> q_lens;  // per request
   std::vector<int32_t> k_lens;  // per request (cache_seqlens)
   AttentionOptions options;     // softmax_scale 0 -> 1/sqrt(head_dim)
-  int32_t num_kv_splits = 1;
+  // Work plan: workers (the GPU's SMs x CTAs per SM; see KernelGeometryFor)
+  // and pinned splits (0: balanced).
+  int32_t num_workers = 0;
+  int32_t pinned_splits = 0;
   // Capacities (CUDA-graph style); 0 = exact. Rows of page_table, the q token
   // capacity and the max q length may exceed what the requests use.
   int32_t max_pages_per_request = 0;
@@ -48,34 +54,42 @@ struct HostBatch {
   BatchSpec spec;
   int32_t num_pages = 0;
   std::vector<uint16_t> q, k_cache, v_cache;  // dtype bit patterns
-  std::vector<int32_t> cache_seqlens, cu_seqlens_q, cu_seqlens_k, page_table;
+  std::vector<int32_t> cache_seqlens, cu_seqlens_q, page_table;
+  // The work plan, sized for the capacities (any pinned split count up to 64).
+  std::vector<int32_t> worker_begin, counters;
+  std::vector<WorkSegment> segments;
+  std::vector<MergeTask> merge_tasks;
   AttentionMetadata metadata;  // scalars only; pointers filled by Args()
 
   // Args over this batch's host vectors (out/lse null).
   PagedAttentionArgs Args() const;
+  // Re-partitions the current lengths with `pinned_splits` (0: balanced).
+  void Plan(int32_t pinned_splits);
 };
 
 HostBatch MakeRandomBatch(const BatchSpec& spec);
 
-// Re-samples the lengths of `batch` to `q_lens`/`k_lens` (capacities kept) and
-// refills Q/K/V, page table and poison, as a CUDA-graph replay would see.
+// Re-samples the lengths of `batch` to `q_lens`/`k_lens` (capacities kept),
+// refills Q/K/V, page table and poison and re-plans, as a CUDA-graph replay
+// would see.
 void RefillBatch(const std::vector<int32_t>& q_lens, const std::vector<int32_t>& k_lens,
                  uint64_t seed, HostBatch& batch);
 
 // The batch on the device, plus output, LSE and workspace buffers.
 struct DeviceBatch {
   DeviceBuffer q, k_cache, v_cache, out, lse, workspace;
-  DeviceBuffer cache_seqlens, cu_seqlens_q, cu_seqlens_k, page_table;
+  DeviceBuffer cache_seqlens, cu_seqlens_q, page_table;
+  DeviceBuffer worker_begin, counters, segments, merge_tasks;
   PagedAttentionArgs args;  // device pointers
 
-  // Copies `host` to fresh buffers; the workspace fits up to `max_kv_splits`.
-  static absl::StatusOr<DeviceBatch> Create(const HostBatch& host, int32_t max_kv_splits);
-  // Rewrites Q/K/V and the metadata arrays in place (same shapes).
+  // Copies `host` (data and plan) to fresh buffers.
+  static absl::StatusOr<DeviceBatch> Create(const HostBatch& host);
+  // Rewrites Q/K/V, the metadata arrays and the plan in place (same shapes).
   absl::Status Update(const HostBatch& host);
   // Fills out and lse with NaN.
   absl::Status PoisonOutputs();
-  // Launches with `num_kv_splits` and waits.
-  absl::Status Run(int32_t num_kv_splits, cudaStream_t stream = nullptr);
+  // Launches and waits.
+  absl::Status Run(cudaStream_t stream = nullptr);
   absl::StatusOr<std::vector<float>> DownloadOut() const;
   absl::StatusOr<std::vector<float>> DownloadLse() const;
 };
@@ -91,19 +105,6 @@ std::vector<double> LowPrecisionReference(const PagedAttentionArgs& host_args);
 // keys end at that token's diagonal, which sees exactly the same keys.
 absl::StatusOr<HostAttentionResult> ParallelHostReference(const PagedAttentionArgs& host_args);
 
-struct ErrorStats {
-  double max_abs = 0.0;
-  double rel_l2 = 0.0;
-  int64_t non_finite = 0;
-  std::string ToString() const;
-};
-
-// Errors of `got` against `want` over the first `count` elements.
-ErrorStats CompareToReference(const std::vector<float>& got, const std::vector<double>& want,
-                              int64_t count);
-ErrorStats CompareToReference(const std::vector<double>& got, const std::vector<double>& want,
-                              int64_t count);
-
 }  // namespace paged_attention
 
-#endif  // ATTENTION_KERNEL_PAGED_ATTENTION_TESTING_H_
+#endif  // TESTING_KERNEL_BATCH_H_

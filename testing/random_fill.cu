@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "attention/kernel/random_fill.h"
+#include "testing/random_fill.h"
 
 namespace paged_attention {
 namespace {
@@ -27,7 +27,24 @@ __global__ void FillRandomKernel(T* data, int64_t count, uint64_t seed) {
   }
 }
 
+// Sums every 16-byte word; the (never true) store keeps the loads alive.
+__global__ void ReadThroughKernel(const uint4* __restrict__ data, int64_t words, int* sink) {
+  uint32_t acc = 0;
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < words; i += stride) {
+    const uint4 v = data[i];  // normal-priority loads: they must displace what is cached
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u && sink != nullptr) *sink = static_cast<int>(acc);
+}
+
 }  // namespace
+
+cudaError_t FlushL2(const void* data, size_t bytes, cudaStream_t stream) {
+  ReadThroughKernel<<<1024, 256, 0, stream>>>(static_cast<const uint4*>(data),
+                                              static_cast<int64_t>(bytes / 16), nullptr);
+  return cudaGetLastError();
+}
 
 cudaError_t FillRandom16(void* data, int64_t count, DType dtype, uint64_t seed,
                          cudaStream_t stream) {

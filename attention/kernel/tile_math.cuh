@@ -1,0 +1,261 @@
+// Device primitives of the attention kernels: element types, cp.async,
+// mbarriers, named barriers, ldmatrix and mma.sync (sm_80+; mbarrier try_wait
+// and arrive-with-count need sm_90). Included only by .cu files.
+#ifndef ATTENTION_KERNEL_TILE_MATH_CUH_
+#define ATTENTION_KERNEL_TILE_MATH_CUH_
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "attention/base/dtype.h"
+
+namespace paged_attention {
+namespace attention_kernel {
+
+template <DType kDType>
+struct CudaType;
+template <>
+struct CudaType<DType::kBFloat16> {
+  using Type = __nv_bfloat16;
+};
+template <>
+struct CudaType<DType::kFloat16> {
+  using Type = __half;
+};
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+__device__ __forceinline__ uint32_t SmemAddress(const void* pointer) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
+}
+
+// Element offset of 16-byte chunk `chunk` (0 .. kHeadDim / 8 - 1) of row
+// `row` in a tile of kRows rows: 64-column blocks of kRows rows x 128 bytes,
+// chunks XOR-swizzled by row % 8 within each row. That is the 128-byte
+// swizzled K-major layout wgmma reads (tiles start 1024-byte aligned), and the
+// 8 row addresses of an ldmatrix (same chunk, 8 consecutive rows) hit 8
+// different bank groups.
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ int TileOffset(int row, int chunk) {
+  return (chunk >> 3) * (kRows * 64) + row * 64 + (((chunk & 7) ^ (row & 7)) << 3);
+}
+
+// 16-byte async copy global -> shared; copies nothing and zero-fills when
+// !valid (the source is then never dereferenced).
+__device__ __forceinline__ void CpAsync16(uint32_t smem, const void* gmem, bool valid) {
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem),
+               "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void CpAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void CpAsyncWaitAll() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+// Arrives on `barrier` (without raising its expected count) once every
+// cp.async this thread issued so far has landed.
+__device__ __forceinline__ void CpAsyncMbarrierArrive(uint64_t* barrier) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(
+                   SmemAddress(barrier))
+               : "memory");
+}
+
+__device__ __forceinline__ void MbarrierInit(uint64_t* barrier, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(SmemAddress(barrier)),
+               "r"(arrivals)
+               : "memory");
+}
+
+// Waits until the phase of `barrier` with parity `parity` has completed.
+__device__ __forceinline__ void MbarrierWait(uint64_t* barrier, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred wait_done;\n"
+      "WAIT_PHASE:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 wait_done, [%0], %1;\n"
+      "@!wait_done bra WAIT_PHASE;\n"
+      "}\n" ::"r"(SmemAddress(barrier)),
+      "r"(parity)
+      : "memory");
+}
+
+// `count` arrivals on `barrier` (release: this thread's earlier shared-memory
+// reads are ordered before the phase completes).
+__device__ __forceinline__ void MbarrierArrive(uint64_t* barrier, uint32_t count) {
+  asm volatile(
+      "{\n"
+      ".reg .b64 state;\n"
+      "mbarrier.arrive.shared::cta.b64 state, [%0], %1;\n"
+      "}\n" ::"r"(SmemAddress(barrier)),
+      "r"(count)
+      : "memory");
+}
+
+// Orders this thread's earlier generic-proxy shared-memory writes (and the
+// cp.async data an mbarrier wait made visible) before async-proxy reads
+// (wgmma).
+__device__ __forceinline__ void FenceProxyAsync() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Barrier 1 over the four consumer warps (threads 0..127); the producer warp
+// never joins it.
+__device__ __forceinline__ void ConsumerBarrier() {
+  asm volatile("bar.sync 1, 128;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void LdMatrixX4(uint32_t (&r)[4], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+__device__ __forceinline__ void LdMatrixX4Trans(uint32_t (&r)[4], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+// D (16x8 f32) += A (16x16) * B (16x8).
+template <typename T>
+__device__ __forceinline__ void Mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                         uint32_t b1);
+
+template <>
+__device__ __forceinline__ void Mma16816<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4],
+                                                        uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <>
+__device__ __forceinline__ void Mma16816<__half>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                                 uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <typename T>
+__device__ __forceinline__ uint32_t PackPair(float lo, float hi);
+
+template <>
+__device__ __forceinline__ uint32_t PackPair<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&pair);
+}
+
+template <>
+__device__ __forceinline__ uint32_t PackPair<__half>(float lo, float hi) {
+  __half2 pair = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&pair);
+}
+
+// ---------------------------------------------------------------------------
+// wgmma (sm_90a only): a warpgroup's 64 x N x 16 product with both operands in
+// shared memory, 128-byte swizzled K-major tiles (TileOffset).
+
+// Descriptor of the K-major operand whose first element (row 0, column k0 of
+// a 64-column block) is at shared address `address`: 8-row groups 1024 bytes
+// apart (SBO), 128-byte swizzle; the leading offset is unused for it.
+__device__ __forceinline__ uint64_t WgmmaDescriptor(uint32_t address) {
+  return (uint64_t{(address & 0x3FFFF) >> 4}) | (uint64_t{1} << 16) |
+         (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
+}
+
+__device__ __forceinline__ void WgmmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void WgmmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void WgmmaWaitAll() {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define PA_HAS_WGMMA 1
+#else
+#define PA_HAS_WGMMA 0
+#endif
+
+// D (64 x N f32, this thread's N / 2 values in mma m16n8 accumulator order per
+// 8-column block) = A (64 x 16) * B (N x 16)^T (+ D when accumulate).
+template <typename T, int N>
+struct Wgmma;
+
+#define PA_WGMMA_TYPE(T, ptx_type)                                                         \
+  template <>                                                                              \
+  struct Wgmma<T, 16> {                                                                    \
+    static __device__ __forceinline__ void Run(float (&d)[2][4], uint64_t a, uint64_t b,   \
+                                               int accumulate) {                           \
+      asm volatile(                                                                        \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"                                      \
+          "wgmma.mma_async.sync.aligned.m64n16k16.f32." ptx_type "." ptx_type              \
+          " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"                  \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),     \
+            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])                                    \
+          : "l"(a), "l"(b), "r"(accumulate));                                              \
+    }                                                                                      \
+  };                                                                                       \
+  template <>                                                                              \
+  struct Wgmma<T, 32> {                                                                    \
+    static __device__ __forceinline__ void Run(float (&d)[4][4], uint64_t a, uint64_t b,   \
+                                               int accumulate) {                           \
+      asm volatile(                                                                        \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                      \
+          "wgmma.mma_async.sync.aligned.m64n32k16.f32." ptx_type "." ptx_type              \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15},"        \
+          " %16, %17, p, 1, 1, 0, 0;\n}\n"                                                   \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),     \
+            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),     \
+            "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),     \
+            "+f"(d[3][3])                                                                  \
+          : "l"(a), "l"(b), "r"(accumulate));                                              \
+    }                                                                                      \
+  };                                                                                       \
+  template <>                                                                              \
+  struct Wgmma<T, 64> {                                                                    \
+    static __device__ __forceinline__ void Run(float (&d)[8][4], uint64_t a, uint64_t b,   \
+                                               int accumulate) {                           \
+      asm volatile(                                                                        \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                      \
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32." ptx_type "." ptx_type              \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"         \
+          " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30,"     \
+          " %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                              \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),     \
+            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),     \
+            "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),     \
+            "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),     \
+            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]),     \
+            "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),     \
+            "+f"(d[7][2]), "+f"(d[7][3])                                                   \
+          : "l"(a), "l"(b), "r"(accumulate));                                              \
+    }                                                                                      \
+  };
+
+#if PA_HAS_WGMMA
+PA_WGMMA_TYPE(__nv_bfloat16, "bf16")
+PA_WGMMA_TYPE(__half, "f16")
+#endif
+#undef PA_WGMMA_TYPE
+
+}  // namespace attention_kernel
+}  // namespace paged_attention
+
+#endif  // ATTENTION_KERNEL_TILE_MATH_CUH_

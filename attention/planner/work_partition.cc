@@ -1,0 +1,339 @@
+#include "attention/planner/work_partition.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "attention/base/ceil_div.h"
+#include "attention/base/status_macros.h"
+
+namespace paged_attention {
+namespace {
+
+// A segment's fixed cost in key tiles: its query load, epilogue and (when cut)
+// the partial write and merge read. It keeps many tiny units from piling up on
+// one worker and stops cuts that save less than they cost.
+constexpr int64_t kSegmentOverheadTiles = 1;
+// Below this many tiles per worker the kernel is latency-bound: use fewer
+// workers rather than cut the keys finer.
+constexpr int64_t kMinTilesPerWorker = 2;
+
+// The keys one unit (request, unit tile) may see, as a key range and the key
+// tiles that cover it (the same for every KV head).
+struct UnitKeys {
+  int32_t key_begin = 0;
+  int32_t key_end = 0;
+  int32_t first_tile = 0;
+  int32_t num_tiles = 0;  // 0: no visible key; the unit writes zeros
+};
+
+UnitKeys VisibleKeys(const PartitionConfig& config, int64_t q_len, int64_t k_len, int64_t rows,
+                     int64_t unit_tile) {
+  int64_t lo = 0, hi = k_len;
+  if (config.mask == MaskMode::kCausal) {
+    const int64_t row_lo = unit_tile * kUnitRows;
+    const int64_t row_hi = std::min<int64_t>(rows, row_lo + kUnitRows);
+    const int64_t first_token = row_lo / config.group;
+    const int64_t last_token = (row_hi - 1) / config.group;
+    const int64_t diagonal_offset = k_len - q_len;  // query j's last key: j + offset
+    hi = std::min<int64_t>(k_len, last_token + diagonal_offset + 1);
+    if (config.window_left >= 0) {
+      lo = std::max<int64_t>(0, first_token + diagonal_offset - config.window_left);
+    }
+  }
+  UnitKeys keys;
+  if (hi <= lo) return keys;
+  const int64_t tile = KeysPerTile(config.head_dim);
+  keys.key_begin = static_cast<int32_t>(lo);
+  keys.key_end = static_cast<int32_t>(hi);
+  keys.first_tile = static_cast<int32_t>(lo / tile);
+  keys.num_tiles = static_cast<int32_t>(CeilDiv(hi, tile) - lo / tile);
+  return keys;
+}
+
+// Calls fn(request, kv_head, unit_tile, keys) for every unit, in the order
+// workers take them: request, then KV head, then unit tile, so the tiles that
+// re-read one request's K/V for one head run back to back (L2 hits).
+template <typename Fn>
+void ForEachUnit(absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_t> cache_seqlens,
+                 const PartitionConfig& config, Fn&& fn) {
+  for (size_t request = 0; request < cache_seqlens.size(); ++request) {
+    const int64_t q_len = int64_t{cu_seqlens_q[request + 1]} - cu_seqlens_q[request];
+    const int64_t k_len = cache_seqlens[request];
+    const int64_t rows = q_len * config.group;
+    const int64_t unit_tiles = CeilDiv(rows, int64_t{kUnitRows});
+    for (int32_t kv_head = 0; kv_head < config.num_kv_heads; ++kv_head) {
+      for (int64_t tile = 0; tile < unit_tiles; ++tile) {
+        fn(static_cast<int32_t>(request), kv_head, static_cast<int32_t>(tile),
+           VisibleKeys(config, q_len, k_len, rows, tile));
+      }
+    }
+  }
+}
+
+// Appends segments and merge tasks, checking capacities.
+class PlanWriter {
+ public:
+  PlanWriter(const PartitionConfig& config, const PartitionBuffers& buffers,
+             absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_t> cache_seqlens)
+      : config_(config),
+        buffers_(buffers),
+        cu_seqlens_q_(cu_seqlens_q),
+        cache_seqlens_(cache_seqlens) {}
+
+  // Starts worker `worker`'s segment list (workers start in increasing order).
+  void BeginWorker(int32_t worker) {
+    buffers_.worker_begin[worker] = counts_.num_segments;
+    worker_ = worker;
+    worker_cost_ = 0;
+  }
+
+  // Tiles [tile_lo, tile_hi) of `keys` (clipped to the visible range) for the
+  // current worker; partial -1 writes directly.
+  absl::Status AddSegment(int32_t request, int32_t kv_head, int32_t unit_tile, const UnitKeys& keys,
+                          int64_t tile_lo, int64_t tile_hi, int32_t partial) {
+    const int32_t q_begin = cu_seqlens_q_[request];
+    if (counts_.num_segments >= static_cast<int64_t>(buffers_.segments.size())) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("work plan segments: capacity ", buffers_.segments.size(),
+                       " is too small (full at request ", request, ")"));
+    }
+    WorkSegment& segment = buffers_.segments[counts_.num_segments++];
+    const int64_t tile = KeysPerTile(config_.head_dim);
+    segment.request = request;
+    segment.kv_head = kv_head;
+    segment.unit_tile = unit_tile;
+    segment.key_begin = 0;
+    segment.key_end = 0;
+    if (keys.num_tiles > 0) {
+      segment.key_begin = static_cast<int32_t>(
+          std::max<int64_t>(keys.key_begin, (keys.first_tile + tile_lo) * tile));
+      segment.key_end =
+          static_cast<int32_t>(std::min<int64_t>(keys.key_end, (keys.first_tile + tile_hi) * tile));
+    }
+    segment.partial = partial;
+    segment.q_begin = q_begin;
+    segment.q_len = cu_seqlens_q_[request + 1] - q_begin;
+    segment.k_len = cache_seqlens_[request];
+    segment.reserved[0] = segment.reserved[1] = segment.reserved[2] = 0;
+    const int64_t cost = tile_hi - tile_lo + kSegmentOverheadTiles;
+    worker_cost_ += cost;
+    counts_.total_cost += cost;
+    counts_.max_worker_cost = std::max(counts_.max_worker_cost, worker_cost_);
+    if (worker_cost_ == cost) ++counts_.num_active_workers;
+    counts_.worker_span = worker_ + 1;
+    return absl::OkStatus();
+  }
+
+  int32_t NewPartial() { return counts_.num_partials++; }
+
+  absl::Status AddMerge(int32_t request, int32_t kv_head, int32_t unit_tile, int32_t first_partial) {
+    if (counts_.num_merge_tasks >= static_cast<int64_t>(buffers_.merge_tasks.size())) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("work plan merge tasks: capacity ", buffers_.merge_tasks.size(),
+                       " is too small (full at request ", request, ")"));
+    }
+    MergeTask& task = buffers_.merge_tasks[counts_.num_merge_tasks++];
+    task.request = request;
+    task.kv_head = kv_head;
+    task.unit_tile = unit_tile;
+    task.first_partial = first_partial;
+    task.num_partials = counts_.num_partials - first_partial;
+    task.q_begin = cu_seqlens_q_[request];
+    task.q_len = cu_seqlens_q_[request + 1] - task.q_begin;
+    task.reserved = 0;
+    return absl::OkStatus();
+  }
+
+  // Workers [from, num_workers] get empty lists; returns the counts.
+  PartitionCounts Finish(int32_t from) {
+    for (int32_t w = from; w <= config_.num_workers; ++w) {
+      buffers_.worker_begin[w] = counts_.num_segments;
+    }
+    return counts_;
+  }
+
+  PartitionCounts& counts() { return counts_; }
+
+ private:
+  const PartitionConfig& config_;
+  const PartitionBuffers& buffers_;
+  absl::Span<const int32_t> cu_seqlens_q_;
+  absl::Span<const int32_t> cache_seqlens_;
+  PartitionCounts counts_;
+  int32_t worker_ = 0;
+  int64_t worker_cost_ = 0;
+};
+
+absl::Status CheckLengths(absl::Span<const int32_t> cu_seqlens_q,
+                          absl::Span<const int32_t> cache_seqlens, int32_t group) {
+  if (cu_seqlens_q.size() != cache_seqlens.size() + 1) {
+    return absl::InvalidArgumentError(absl::StrCat("cu_seqlens_q has ", cu_seqlens_q.size(),
+                                                   " entries for ", cache_seqlens.size(),
+                                                   " requests (need requests + 1)"));
+  }
+  if (cu_seqlens_q[0] < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cu_seqlens_q[0] = ", cu_seqlens_q[0], " is negative"));
+  }
+  constexpr int64_t kMaxRows = std::numeric_limits<int32_t>::max() - kUnitRows;
+  for (size_t i = 0; i < cache_seqlens.size(); ++i) {
+    const int64_t q_len = int64_t{cu_seqlens_q[i + 1]} - cu_seqlens_q[i];
+    if (q_len < 0 || q_len * group > kMaxRows) {
+      return absl::InvalidArgumentError(absl::StrCat("request ", i, ": ", q_len,
+                                                     " query tokens x group ", group,
+                                                     " is outside [0, ", kMaxRows, "] rows"));
+    }
+    if (cache_seqlens[i] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("request ", i, ": cache_seqlens = ", cache_seqlens[i], " is negative"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidatePartitionConfig(const PartitionConfig& config) {
+  auto in_range = [](const char* field, int64_t value, int64_t lo, int64_t hi) -> absl::Status {
+    if (value >= lo && value <= hi) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("PartitionConfig.", field, " = ", value, " is outside [", lo, ", ", hi, "]"));
+  };
+  RETURN_IF_ERROR(in_range("num_kv_heads", config.num_kv_heads, 1, kMaxKvHeads));
+  RETURN_IF_ERROR(in_range("group", config.group, 1, kMaxGroup));
+  if (!IsSupportedHeadDim(config.head_dim)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("PartitionConfig.head_dim = ", config.head_dim, " is not 64, 128 or 256"));
+  }
+  RETURN_IF_ERROR(in_range("num_workers", config.num_workers, 1, 1 << 20));
+  RETURN_IF_ERROR(in_range("pinned_splits", config.pinned_splits, 0, 1 << 16));
+  if (config.mask != MaskMode::kCausal && config.mask != MaskMode::kNonCausal) {
+    return absl::InvalidArgumentError(absl::StrCat("PartitionConfig.mask = ",
+                                                   static_cast<int32_t>(config.mask),
+                                                   " is not a MaskMode"));
+  }
+  return in_range("window_left", config.window_left, -1, std::numeric_limits<int32_t>::max());
+}
+
+int64_t MaxUnits(const PartitionConfig& config, int64_t max_batch_size, int64_t max_q_len) {
+  return max_batch_size * config.num_kv_heads *
+         CeilDiv(max_q_len * config.group, int64_t{kUnitRows});
+}
+
+int64_t MaxSegments(const PartitionConfig& config, int64_t max_units) {
+  // Balanced: every cut adds one segment, and a cut ends a worker's share.
+  if (config.pinned_splits == 0) return max_units + config.num_workers - 1;
+  return max_units * config.pinned_splits;
+}
+
+int64_t MaxMergeTasks(const PartitionConfig& config, int64_t max_units) {
+  // Balanced: a unit is merged only if a worker's share ends inside it.
+  if (config.pinned_splits == 0) return config.num_workers - 1;
+  return config.pinned_splits > 1 ? max_units : 0;
+}
+
+int64_t MaxPartials(const PartitionConfig& config, int64_t max_units) {
+  // Balanced: a unit cut c times has c + 1 <= 2c pieces.
+  if (config.pinned_splits == 0) return 2 * (int64_t{config.num_workers} - 1);
+  return config.pinned_splits > 1 ? max_units * config.pinned_splits : 0;
+}
+
+absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqlens_q,
+                                              absl::Span<const int32_t> cache_seqlens,
+                                              const PartitionConfig& config,
+                                              const PartitionBuffers& buffers) {
+  RETURN_IF_ERROR(ValidatePartitionConfig(config));
+  RETURN_IF_ERROR(CheckLengths(cu_seqlens_q, cache_seqlens, config.group));
+  if (buffers.worker_begin.size() < static_cast<size_t>(config.num_workers) + 1) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("work plan worker_begin: ", buffers.worker_begin.size(), " entries for ",
+                     config.num_workers, " workers (need workers + 1)"));
+  }
+
+  int64_t total_cost = 0;
+  ForEachUnit(cu_seqlens_q, cache_seqlens, config,
+              [&](int32_t, int32_t, int32_t, const UnitKeys& keys) {
+                total_cost += keys.num_tiles + kSegmentOverheadTiles;
+              });
+  int32_t workers = config.num_workers;
+  if (config.pinned_splits == 0) {
+    workers = static_cast<int32_t>(std::clamp<int64_t>(
+        CeilDiv(total_cost, kMinTilesPerWorker), 1, config.num_workers));
+  }
+  // Worker w's share ends at cumulative cost target_end(w); the last takes the
+  // rest. A share that ends inside a unit cuts it, and the extra piece costs
+  // one more overhead: count one per share boundary, or the last worker would
+  // collect all of them.
+  const int64_t planned_cost = total_cost + int64_t{workers - 1} * kSegmentOverheadTiles;
+  auto target_end = [&](int32_t w) { return planned_cost * (w + 1) / workers; };
+  const int64_t per_worker = planned_cost / workers;
+  // A worker may run this far past its share rather than cut a unit...
+  const int64_t tolerance = std::max<int64_t>(1, per_worker / 16);
+  // ...and no piece of a cut unit is shorter than this.
+  const int64_t min_piece = std::clamp<int64_t>(per_worker / 4, 1, 4);
+
+  PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens);
+  int32_t worker = 0;
+  int64_t assigned = 0;
+  writer.BeginWorker(0);
+  auto next_worker = [&] { writer.BeginWorker(++worker); };
+  absl::Status status = absl::OkStatus();
+  int32_t num_units = 0;
+
+  ForEachUnit(cu_seqlens_q, cache_seqlens, config, [&](int32_t request, int32_t kv_head,
+                                                       int32_t unit_tile, const UnitKeys& keys) {
+    if (!status.ok()) return;
+    ++num_units;
+    const int64_t tiles = keys.num_tiles;
+    const int32_t first_partial = writer.counts().num_partials;
+    bool split = false;
+    if (config.pinned_splits > 0) {
+      // Fixed pieces of near-equal length, each to the worker whose share
+      // holds the piece's middle.
+      const int64_t pieces = std::min<int64_t>(config.pinned_splits, std::max<int64_t>(tiles, 1));
+      split = pieces > 1;
+      int64_t begin = 0;
+      for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
+        const int64_t length = tiles / pieces + (piece < tiles % pieces ? 1 : 0);
+        const int64_t cost = length + kSegmentOverheadTiles;
+        while (worker < workers - 1 && assigned + cost / 2 >= target_end(worker)) next_worker();
+        status = writer.AddSegment(request, kv_head, unit_tile, keys, begin, begin + length,
+                                   split ? writer.NewPartial() : -1);
+        assigned += cost;
+        begin += length;
+      }
+    } else {
+      int64_t begin = 0;
+      while (status.ok()) {
+        const int64_t rest = tiles - begin;
+        const int64_t room = target_end(worker) - assigned;
+        int64_t take = rest;
+        if (worker < workers - 1 && rest + kSegmentOverheadTiles > room + tolerance) {
+          const int64_t fits = room - kSegmentOverheadTiles;
+          if (fits < min_piece) {  // this worker is full: the next one starts the unit
+            next_worker();
+            continue;
+          }
+          if (rest - fits >= min_piece) take = fits;  // else: the tail is too short to cut off
+        }
+        const bool last_piece = take == rest;
+        split = split || !last_piece;
+        status = writer.AddSegment(request, kv_head, unit_tile, keys, begin, begin + take,
+                                   split ? writer.NewPartial() : -1);
+        assigned += take + kSegmentOverheadTiles;
+        begin += take;
+        if (last_piece) break;
+        next_worker();
+      }
+    }
+    if (status.ok() && split) status = writer.AddMerge(request, kv_head, unit_tile, first_partial);
+  });
+  RETURN_IF_ERROR(status);
+  PartitionCounts counts = writer.Finish(worker + 1);
+  counts.num_units = num_units;
+  return counts;
+}
+
+}  // namespace paged_attention

@@ -1,0 +1,302 @@
+#include "attention/planner/work_partition.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "testing/test_seed.h"
+
+namespace paged_attention {
+namespace {
+
+struct Batch {
+  std::vector<int32_t> cu_seqlens_q = {0};
+  std::vector<int32_t> cache_seqlens;
+  void Add(int32_t q_len, int32_t k_len) {
+    cu_seqlens_q.push_back(cu_seqlens_q.back() + q_len);
+    cache_seqlens.push_back(k_len);
+  }
+};
+
+struct Plan {
+  std::vector<int32_t> worker_begin;
+  std::vector<WorkSegment> segments;
+  std::vector<MergeTask> merge_tasks;
+  PartitionCounts counts;
+};
+
+Plan MustPartition(const Batch& batch, const PartitionConfig& config) {
+  const int32_t max_q = [&] {
+    int32_t m = 0;
+    for (size_t i = 0; i + 1 < batch.cu_seqlens_q.size(); ++i) {
+      m = std::max(m, batch.cu_seqlens_q[i + 1] - batch.cu_seqlens_q[i]);
+    }
+    return m;
+  }();
+  const int64_t units = MaxUnits(config, batch.cache_seqlens.size(), max_q);
+  Plan plan;
+  plan.worker_begin.assign(config.num_workers + 1, -1);
+  plan.segments.resize(std::max<int64_t>(MaxSegments(config, units), 1));
+  plan.merge_tasks.resize(std::max<int64_t>(MaxMergeTasks(config, units), 1));
+  absl::StatusOr<PartitionCounts> counts =
+      PartitionWork(batch.cu_seqlens_q, batch.cache_seqlens, config,
+                    PartitionBuffers{absl::MakeSpan(plan.worker_begin),
+                                     absl::MakeSpan(plan.segments),
+                                     absl::MakeSpan(plan.merge_tasks)});
+  EXPECT_TRUE(counts.ok()) << counts.status();
+  if (counts.ok()) plan.counts = *counts;
+  EXPECT_LE(plan.counts.num_partials, MaxPartials(config, units));
+  return plan;
+}
+
+// The visible key range of one unit, computed independently of the planner
+// from the per-row masks: the union over its rows.
+std::pair<int64_t, int64_t> UnitRange(const PartitionConfig& config, int64_t q_len, int64_t k_len,
+                                      int64_t unit_tile) {
+  const int64_t rows = q_len * config.group;
+  int64_t lo = k_len, hi = 0;
+  for (int64_t r = unit_tile * kUnitRows; r < std::min(rows, (unit_tile + 1) * kUnitRows); ++r) {
+    const int64_t j = r / config.group;
+    int64_t first = 0, last = k_len - 1;
+    if (config.mask == MaskMode::kCausal) {
+      const int64_t diagonal = j + k_len - q_len;
+      last = std::min(last, diagonal);
+      if (config.window_left >= 0) first = std::max<int64_t>(0, diagonal - config.window_left);
+    }
+    if (first <= last) {
+      lo = std::min(lo, first);
+      hi = std::max(hi, last + 1);
+    }
+  }
+  if (hi <= lo) return {0, 0};
+  return {lo, hi};
+}
+
+// Every invariant the kernels rely on.
+void ExpectValidPlan(const Batch& batch, const PartitionConfig& config, const Plan& plan) {
+  const int32_t tile = KeysPerTile(config.head_dim);
+  ASSERT_EQ(plan.worker_begin[0], 0);
+  for (int32_t w = 0; w < config.num_workers; ++w) {
+    ASSERT_LE(plan.worker_begin[w], plan.worker_begin[w + 1]) << "worker " << w;
+  }
+  ASSERT_EQ(plan.worker_begin[config.num_workers], plan.counts.num_segments);
+  // Segments per unit, in plan order.
+  std::map<std::tuple<int32_t, int32_t, int32_t>, std::vector<WorkSegment>> by_unit;
+  for (int32_t s = 0; s < plan.counts.num_segments; ++s) {
+    const WorkSegment& segment = plan.segments[s];
+    by_unit[{segment.request, segment.kv_head, segment.unit_tile}].push_back(segment);
+  }
+  std::vector<int32_t> partial_seen(plan.counts.num_partials, 0);
+  int32_t expected_merges = 0, units = 0;
+  for (size_t i = 0; i < batch.cache_seqlens.size(); ++i) {
+    const int64_t q_len = batch.cu_seqlens_q[i + 1] - batch.cu_seqlens_q[i];
+    const int64_t k_len = batch.cache_seqlens[i];
+    const int64_t unit_tiles = (q_len * config.group + kUnitRows - 1) / kUnitRows;
+    for (int32_t h = 0; h < config.num_kv_heads; ++h) {
+      for (int32_t t = 0; t < unit_tiles; ++t) {
+        ++units;
+        SCOPED_TRACE(testing::Message() << "request " << i << " head " << h << " tile " << t);
+        const auto it = by_unit.find({static_cast<int32_t>(i), h, t});
+        ASSERT_NE(it, by_unit.end()) << "unit has no segment";
+        const std::vector<WorkSegment>& pieces = it->second;
+        const auto [lo, hi] = UnitRange(config, q_len, k_len, t);
+        if (hi == lo) {
+          ASSERT_EQ(pieces.size(), 1u);
+          EXPECT_EQ(pieces[0].key_begin, pieces[0].key_end) << "empty unit: one zero segment";
+          EXPECT_EQ(pieces[0].partial, -1);
+          continue;
+        }
+        // Pieces tile [lo, hi) in order, cut only at tile multiples.
+        int64_t at = lo;
+        for (const WorkSegment& piece : pieces) {
+          EXPECT_EQ(piece.key_begin, at);
+          EXPECT_LT(piece.key_begin, piece.key_end);
+          if (piece.key_end != hi) EXPECT_EQ(piece.key_end % tile, 0) << "cut inside a tile";
+          at = piece.key_end;
+        }
+        EXPECT_EQ(at, hi);
+        if (pieces.size() == 1) {
+          EXPECT_EQ(pieces[0].partial, -1);
+        } else {
+          ++expected_merges;
+          for (size_t p = 0; p < pieces.size(); ++p) {
+            ASSERT_GE(pieces[p].partial, 0);
+            ASSERT_LT(pieces[p].partial, plan.counts.num_partials);
+            ++partial_seen[pieces[p].partial];
+            if (p > 0) EXPECT_EQ(pieces[p].partial, pieces[p - 1].partial + 1);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(plan.counts.num_units, units);
+  EXPECT_EQ(by_unit.size(), static_cast<size_t>(units)) << "segments of units that do not exist";
+  for (int32_t count : partial_seen) EXPECT_EQ(count, 1);
+  ASSERT_EQ(plan.counts.num_merge_tasks, expected_merges);
+  for (int32_t m = 0; m < plan.counts.num_merge_tasks; ++m) {
+    const MergeTask& task = plan.merge_tasks[m];
+    const auto& pieces = by_unit[{task.request, task.kv_head, task.unit_tile}];
+    EXPECT_EQ(task.first_partial, pieces.front().partial);
+    EXPECT_EQ(task.num_partials, static_cast<int32_t>(pieces.size()));
+  }
+}
+
+PartitionConfig Config(int32_t kv_heads, int32_t group, int32_t head_dim, int32_t workers) {
+  PartitionConfig config;
+  config.num_kv_heads = kv_heads;
+  config.group = group;
+  config.head_dim = head_dim;
+  config.num_workers = workers;
+  return config;
+}
+
+TEST(WorkPartitionTest, RandomBatchesGetValidPlansInEveryMode) {
+  std::mt19937_64 rng(TestSeed());
+  for (int trial = 0; trial < 400; ++trial) {
+    SCOPED_TRACE(testing::Message() << "trial " << trial);
+    const int32_t head_dims[] = {64, 128, 256};
+    PartitionConfig config =
+        Config(1 + rng() % 8, 1 << (rng() % 4), head_dims[rng() % 3], 1 + rng() % 300);
+    config.pinned_splits = trial % 3 == 0 ? static_cast<int32_t>(rng() % 9) : 0;
+    config.mask = rng() % 4 == 0 ? MaskMode::kNonCausal : MaskMode::kCausal;
+    config.window_left = rng() % 3 == 0 ? static_cast<int32_t>(rng() % 700) : -1;
+    Batch batch;
+    const int32_t requests = rng() % 12;
+    for (int32_t i = 0; i < requests; ++i) {
+      const int32_t q = rng() % 5 == 0 ? static_cast<int32_t>(rng() % 100) : 1 + rng() % 8;
+      const int32_t k = rng() % 6 == 0 ? static_cast<int32_t>(rng() % 3) : rng() % 20000;
+      batch.Add(q, k);
+    }
+    const Plan plan = MustPartition(batch, config);
+    ExpectValidPlan(batch, config, plan);
+    if (HasFatalFailure() || HasFailure()) break;
+  }
+}
+
+TEST(WorkPartitionTest, IsDeterministic) {
+  Batch batch;
+  for (int32_t i = 0; i < 50; ++i) batch.Add(1 + i % 4, 1000 + 777 * i);
+  const PartitionConfig config = Config(8, 4, 128, 264);
+  const Plan a = MustPartition(batch, config), b = MustPartition(batch, config);
+  ASSERT_EQ(a.counts.num_segments, b.counts.num_segments);
+  EXPECT_EQ(a.worker_begin, b.worker_begin);
+  for (int32_t s = 0; s < a.counts.num_segments; ++s) {
+    EXPECT_EQ(a.segments[s].key_begin, b.segments[s].key_begin);
+    EXPECT_EQ(a.segments[s].partial, b.segments[s].partial);
+  }
+}
+
+// The busiest worker's share over the ideal share.
+double Imbalance(const Plan& plan, int32_t workers) {
+  return static_cast<double>(plan.counts.max_worker_cost) * workers / plan.counts.total_cost;
+}
+
+TEST(WorkPartitionTest, SkewedAndUniformBatchesAreBalanced) {
+  const PartitionConfig config = Config(8, 4, 128, 264);
+  Batch skewed, uniform;
+  skewed.Add(4, 131072);
+  for (int i = 0; i < 63; ++i) skewed.Add(4, 1024);
+  for (int i = 0; i < 64; ++i) uniform.Add(4, (131072 + 63 * 1024) / 64);
+  for (const Batch* batch : {&skewed, &uniform}) {
+    const Plan plan = MustPartition(*batch, config);
+    ExpectValidPlan(*batch, config, plan);
+    EXPECT_EQ(plan.counts.num_active_workers, 264);
+    EXPECT_LE(Imbalance(plan, 264), 1.08) << "max " << plan.counts.max_worker_cost << " total "
+                                          << plan.counts.total_cost;
+  }
+}
+
+TEST(WorkPartitionTest, OneLongRequestIsCutAcrossAllWorkers) {
+  Batch batch;
+  batch.Add(1, 32768);
+  const PartitionConfig config = Config(8, 4, 128, 264);
+  const Plan plan = MustPartition(batch, config);
+  ExpectValidPlan(batch, config, plan);
+  EXPECT_EQ(plan.counts.num_active_workers, 264);
+  EXPECT_EQ(plan.counts.num_merge_tasks, 8);
+  EXPECT_LE(Imbalance(plan, 264), 1.15);
+}
+
+TEST(WorkPartitionTest, ShortBatchUsesFewWorkersAndCutsNothing) {
+  Batch batch;
+  batch.Add(1, 64);  // one tile-pair per KV head: a latency-bound call
+  const PartitionConfig config = Config(8, 4, 128, 264);
+  const Plan plan = MustPartition(batch, config);
+  ExpectValidPlan(batch, config, plan);
+  EXPECT_EQ(plan.counts.num_merge_tasks, 0);
+  EXPECT_EQ(plan.counts.num_segments, 8);
+  EXPECT_EQ(plan.counts.num_active_workers, 8);
+}
+
+TEST(WorkPartitionTest, PinnedSplitsCutEveryLongUnitThatManyTimes) {
+  Batch batch;
+  batch.Add(2, 5000);
+  batch.Add(1, 40);  // two tiles at head_dim 128: at most two pieces
+  PartitionConfig config = Config(2, 2, 128, 16);
+  config.pinned_splits = 5;
+  const Plan plan = MustPartition(batch, config);
+  ExpectValidPlan(batch, config, plan);
+  EXPECT_EQ(plan.counts.num_segments, 2 * 5 + 2 * 2);
+  EXPECT_EQ(plan.counts.num_merge_tasks, 4);
+}
+
+TEST(WorkPartitionTest, EmptyBatchLeavesEveryWorkerIdle) {
+  const PartitionConfig config = Config(4, 2, 64, 10);
+  const Plan plan = MustPartition(Batch(), config);
+  EXPECT_EQ(plan.counts.num_segments, 0);
+  EXPECT_EQ(plan.worker_begin, std::vector<int32_t>(11, 0));
+}
+
+TEST(WorkPartitionTest, RejectsBadConfigByField) {
+  Batch batch;
+  batch.Add(1, 10);
+  std::vector<int32_t> begin(3);
+  std::vector<WorkSegment> segments(10);
+  std::vector<MergeTask> merges(10);
+  const PartitionBuffers buffers{absl::MakeSpan(begin), absl::MakeSpan(segments),
+                                 absl::MakeSpan(merges)};
+  auto error = [&](const PartitionConfig& config) {
+    return std::string(
+        PartitionWork(batch.cu_seqlens_q, batch.cache_seqlens, config, buffers).status().message());
+  };
+  EXPECT_NE(error(Config(0, 1, 128, 2)).find("num_kv_heads = 0"), std::string::npos);
+  EXPECT_NE(error(Config(1, 0, 128, 2)).find("group = 0"), std::string::npos);
+  EXPECT_NE(error(Config(1, 1, 96, 2)).find("head_dim = 96"), std::string::npos);
+  EXPECT_NE(error(Config(1, 1, 128, 0)).find("num_workers = 0"), std::string::npos);
+  PartitionConfig config = Config(1, 1, 128, 2);
+  config.window_left = -5;
+  EXPECT_NE(error(config).find("window_left = -5"), std::string::npos);
+  // Three workers need four worker_begin entries.
+  EXPECT_EQ(PartitionWork(batch.cu_seqlens_q, batch.cache_seqlens, Config(1, 1, 128, 3), buffers)
+                .status()
+                .code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+TEST(WorkPartitionTest, RejectsInconsistentLengthsAndTooSmallBuffers) {
+  std::vector<int32_t> begin(3);
+  std::vector<WorkSegment> segments(1);
+  std::vector<MergeTask> merges(1);
+  const PartitionBuffers buffers{absl::MakeSpan(begin), absl::MakeSpan(segments),
+                                 absl::MakeSpan(merges)};
+  const PartitionConfig config = Config(2, 1, 128, 2);
+  const std::vector<int32_t> cu_q = {0, 3, 2}, k = {10, 10};
+  EXPECT_NE(std::string(PartitionWork(cu_q, k, config, buffers).status().message())
+                .find("request 1"),
+            std::string::npos);
+  const std::vector<int32_t> cu_ok = {0, 1, 2}, k_negative = {5, -1};
+  EXPECT_EQ(PartitionWork(cu_ok, k_negative, config, buffers).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Two requests x two KV heads need four segments; the buffer holds one.
+  const absl::Status full = PartitionWork(cu_ok, k, config, buffers).status();
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(std::string(full.message()).find("segments"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace paged_attention

@@ -1,0 +1,120 @@
+// The work plan: how one paged attention launch divides its work among the
+// kernel's persistent CTAs ("workers"), and the limits the planner and the
+// kernel share. Plain data (no CUDA, Abseil or STL): included by the host
+// planner and by the .cu files, so the two cannot disagree.
+//
+// Vocabulary. A *unit* is (request, KV head, unit tile): up to kUnitRows
+// packed query rows (row = query token * group + query head within the group)
+// that share every K/V byte of that request and KV head. A unit's visible keys
+// (causal / window limits applied) are cut into *segments* at multiples of the
+// kernel's key tile; each segment is handed to one worker. A unit with one
+// segment writes out/lse directly; a unit cut into several writes one float32
+// partial per segment, and a *merge task* combines them (LSE-weighted, in
+// partial order, so the result does not depend on which worker finished first).
+//
+// Worker w processes segments [worker_begin[w], worker_begin[w + 1]) in order.
+// The planner computes the plan on the host from the live lengths, for eager
+// and CUDA-graph launches alike, so a replayed batch gets the same plan (and
+// bit-identical output) as the same batch planned eagerly.
+#ifndef ATTENTION_PLANNER_WORK_PLAN_H_
+#define ATTENTION_PLANNER_WORK_PLAN_H_
+
+#include <cstdint>
+#include <type_traits>
+
+namespace paged_attention {
+
+// Packed query rows of one unit: the kernel's four consumer warps hold 16 rows
+// each (mma.sync m16). Units with <= 16 or <= 32 rows split the keys among the
+// warps instead, so no warp idles on padding rows.
+inline constexpr int32_t kUnitRows = 64;
+
+// Head dims the kernel is built for.
+inline constexpr int32_t kSupportedHeadDims[] = {64, 128, 256};
+inline constexpr bool IsSupportedHeadDim(int32_t head_dim) {
+  return head_dim == 64 || head_dim == 128 || head_dim == 256;
+}
+
+// Keys per kernel tile for a head dim: one tile of K plus V is 16 KB
+// (64 keys at head_dim 64, 32 at 128, 16 at 256). Segment boundaries are
+// multiples of it, so no tile straddles two segments.
+inline constexpr int32_t KeysPerTile(int32_t head_dim) { return 4096 / head_dim; }
+static_assert(KeysPerTile(64) == 64 && KeysPerTile(128) == 32 && KeysPerTile(256) == 16,
+              "16 KB K+V tiles");
+static_assert(KeysPerTile(256) % 16 == 0, "a tile is a whole number of mma k16 steps");
+
+// Largest GQA group (query heads per KV head) and KV head count the int32
+// index arithmetic of plan and kernel is checked for.
+inline constexpr int32_t kMaxGroup = 256;
+inline constexpr int32_t kMaxKvHeads = 1024;
+
+// One contiguous key range of one unit, processed by one worker. The
+// request's lengths ride along, so a worker starts a segment with one load.
+struct WorkSegment {
+  int32_t request;    // row of the per-request metadata arrays
+  int32_t kv_head;    // 0 .. num_kv_heads - 1
+  int32_t unit_tile;  // packed rows [unit_tile * kUnitRows, + kUnitRows) of the request
+  int32_t key_begin;  // keys [key_begin, key_end) of the request; empty: write zeros
+  int32_t key_end;
+  int32_t partial;  // -1: write out/lse directly; else the float32 partial slot
+  int32_t q_begin;  // cu_seqlens_q[request]
+  int32_t q_len;    // query tokens of the request
+  int32_t k_len;    // cache_seqlens[request]
+  int32_t reserved[3];
+};
+static_assert(sizeof(WorkSegment) == 48 && std::is_trivially_copyable<WorkSegment>::value,
+              "WorkSegment is read as three 16-byte words");
+
+// Combines the partials [first_partial, first_partial + num_partials) of one
+// unit into out/lse.
+struct MergeTask {
+  int32_t request;
+  int32_t kv_head;
+  int32_t unit_tile;
+  int32_t first_partial;
+  int32_t num_partials;  // >= 2
+  int32_t q_begin;       // cu_seqlens_q[request]
+  int32_t q_len;         // query tokens of the request
+  int32_t reserved;
+};
+static_assert(sizeof(MergeTask) == 32 && std::is_trivially_copyable<MergeTask>::value,
+              "MergeTask is read as two 16-byte words");
+
+// Device-side counts of a plan (written by the planner with the arrays), so a
+// captured launch reads them at replay time.
+enum PlanCounter : int32_t {
+  kPlanNumMergeTasks = 0,
+  // Query tokens [zero_begin, zero_end) belong to CUDA-graph padding rows:
+  // the combine step writes zeros to out and -inf to lse there.
+  kPlanZeroFillBegin = 1,
+  kPlanZeroFillEnd = 2,
+  kNumPlanCounters = 4,  // padded to 16 bytes
+};
+
+// What the kernels read of a plan. Pointers are host or device like the rest of
+// AttentionMetadata. The scalars are capacities (fixed at CUDA-graph capture);
+// live counts come from `counters` and worker_begin.
+struct WorkPlanView {
+  int32_t num_workers = 0;       // CTAs of the attention kernel; worker_begin has num_workers + 1
+  int32_t max_segments = 0;      // capacity of `segments`
+  int32_t max_merge_tasks = 0;   // capacity of `merge_tasks` (0: no merge step)
+  int32_t max_partials = 0;      // float32 partial slots the workspace must hold
+  int32_t max_zero_fill_tokens = 0;  // padding query tokens the merge step may zero (graphs)
+  // The geometry and mask the plan was made for; the launcher checks them
+  // against the call (a plan made for one head_dim or window is wrong for another).
+  int32_t num_kv_heads = 0;
+  int32_t group = 0;             // query heads per KV head
+  int32_t head_dim = 0;          // sets the key tile (KeysPerTile)
+  int32_t causal = 1;            // 1: bottom-right causal ranges; 0: all keys
+  int32_t window_left = -1;      // causal window the ranges were cut to; -1: none
+  const int32_t* worker_begin = nullptr;  // [num_workers + 1] segment offsets
+  const WorkSegment* segments = nullptr;  // [max_segments]
+  const MergeTask* merge_tasks = nullptr; // [max_merge_tasks]
+  const int32_t* counters = nullptr;      // [kNumPlanCounters], see PlanCounter
+};
+static_assert(std::is_trivially_copyable<WorkPlanView>::value,
+              "WorkPlanView is passed by value to CUDA kernels");
+
+}  // namespace paged_attention
+
+#endif  // ATTENTION_PLANNER_WORK_PLAN_H_

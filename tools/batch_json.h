@@ -19,7 +19,7 @@
 #include "attention/planner/metadata_planner.h"
 #include "kv_cache/page_pool.h"
 #include "spec_decode/batch_descriptor.h"
-#include "tools/batch_scenario.h"
+#include "testing/batch_scenario.h"
 
 namespace paged_attention {
 

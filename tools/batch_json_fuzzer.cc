@@ -17,7 +17,7 @@
 #include "attention/planner/metadata_planner.h"
 #include "testing/fuzz_input.h"
 #include "tools/batch_json.h"
-#include "tools/batch_scenario.h"
+#include "testing/batch_scenario.h"
 
 namespace paged_attention {
 namespace {

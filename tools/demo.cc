@@ -20,8 +20,8 @@
 #include "attention/planner/metadata_planner.h"
 #include "testing/attention_check.h"
 #include "testing/host_executor.h"
-#include "tools/batch_scenario.h"
-#include "tools/gpu_attention.h"
+#include "testing/batch_scenario.h"
+#include "testing/gpu_attention.h"
 
 namespace paged_attention {
 namespace {

@@ -43,8 +43,8 @@
 #include "testing/attention_check.h"
 #include "testing/host_executor.h"
 #include "tools/batch_json.h"
-#include "tools/batch_scenario.h"
-#include "tools/gpu_attention.h"
+#include "testing/batch_scenario.h"
+#include "testing/gpu_attention.h"
 #include "tools/npy.h"
 
 ABSL_FLAG(std::string, batch, "", "path of the batch file (JSON)");

@@ -266,24 +266,26 @@ TEST_F(BatchDescriptorTest, BuildFailsWhenDraftExtendLengthsDisagreeWithAcceptLe
 }
 
 TEST_F(BatchDescriptorTest, BuildFailsWhenDraftExtendHasNoLengths) {
-  EngineBatchInputs inputs =
-      Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {20}, {3});
+  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
+                                  {20}, {3}, SpecInfo{.num_draft_tokens = kNumDraftTokens});
   inputs.extend_seq_lens.clear();
   ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
                    {"DRAFT_EXTEND needs extend_seq_lens or spec.accept_lengths"});
 }
 
 TEST_F(BatchDescriptorTest, BuildFailsWhenAcceptLengthsCountDiffers) {
-  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
-                                  {20, 30}, {3, 1}, SpecInfo{.accept_lengths = {2, 0}});
+  EngineBatchInputs inputs =
+      Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {20, 30}, {3, 1},
+           SpecInfo{.num_draft_tokens = kNumDraftTokens, .accept_lengths = {2, 0}});
   inputs.spec.accept_lengths.push_back(0);
   ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
                    {"spec.accept_lengths has 3 entries, batch has 2 requests"});
 }
 
 TEST_F(BatchDescriptorTest, BuildFailsOnNegativeAcceptLength) {
-  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
-                                  {20, 30}, {3, 1}, SpecInfo{.accept_lengths = {2, 0}});
+  EngineBatchInputs inputs =
+      Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {20, 30}, {3, 1},
+           SpecInfo{.num_draft_tokens = kNumDraftTokens, .accept_lengths = {2, 0}});
   inputs.spec.accept_lengths[1] = -1;
   ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
                    {"request 1: spec.accept_lengths[1] = -1 is negative"});
@@ -533,8 +535,11 @@ TEST(SeqLensConventionTest, NamesUsedInMessages) {
 }
 
 TEST_F(BatchDescriptorTest, BuildFailsOnAcceptLengthWithNoRoomForBonusToken) {
-  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
-                                  {10, 3}, {2, 1}, SpecInfo{.accept_lengths = {1, 0}});
+  EngineBatchInputs inputs =
+      Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {10, 3}, {2, 1},
+           SpecInfo{.num_draft_tokens = kNumDraftTokens, .accept_lengths = {1, 0}});
+  // Drafts as many as accepted, so only the bonus token's int32 room is wrong.
+  inputs.spec.num_draft_tokens = std::numeric_limits<int32_t>::max();
   inputs.spec.accept_lengths[1] = std::numeric_limits<int32_t>::max();
   ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
                    {"request 1: spec.accept_lengths[1] = 2147483647 leaves no room"});
@@ -588,6 +593,84 @@ TEST_F(BatchDescriptorTest, ValidateFailsOnBadSpecNamingTheField) {
   ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("spec.num_draft_tokens = 0 must be >= 1 for DRAFT_EXTEND_V2"));
+}
+
+// ----- Silent wrong answers: values every mode rule used to wave through.
+
+TEST_F(BatchDescriptorTest, ValidateFailsOnModeOutsideTheEnum) {
+  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(
+      Make(ForwardMode::kDecode, SeqLensConvention::kIncludesNewTokens, {9, 4}, {1, 1}), pool_);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  batch->mode = static_cast<ForwardMode>(42);
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("mode = 42 is not a ForwardMode value"));
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnModeOrConventionOutsideTheEnum) {
+  EngineBatchInputs inputs = MakeExtend();
+  inputs.mode = static_cast<ForwardMode>(-1);
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"mode = -1 is not a ForwardMode value"});
+  inputs = MakeExtend();
+  inputs.seq_lens_convention = static_cast<SeqLensConvention>(7);
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"seq_lens_convention = 7 is not a SeqLensConvention value"});
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnAcceptLengthBeyondTheDrafts) {
+  EngineBatchInputs inputs =
+      Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {20, 30}, {3, 1},
+           SpecInfo{.num_draft_tokens = kNumDraftTokens, .accept_lengths = {2, 0}});
+  inputs.spec.num_draft_tokens = 1;
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"request 0: spec.accept_lengths[0] = 2 exceeds spec.num_draft_tokens = 1"});
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnDraftExtendWithoutDrafts) {
+  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
+                                  {20, 30}, {3, 1}, SpecInfo{.num_draft_tokens = kNumDraftTokens});
+  inputs.spec.num_draft_tokens = 0;
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"spec.num_draft_tokens = 0 must be >= 1 for DRAFT_EXTEND"});
+}
+
+TEST_F(BatchDescriptorTest, ValidateFailsOnDraftExtendLongerThanTheDraftsAllow) {
+  absl::StatusOr<BatchDescriptor> batch =
+      BuildBatchDescriptor(Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
+                                {20, 30}, {3, 5}, SpecInfo{.num_draft_tokens = kNumDraftTokens}),
+                           pool_);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  batch->spec.num_draft_tokens = 3;
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("request 1: requests[1].new_tokens = 5 but DRAFT_EXTEND extends at most "
+                        "spec.num_draft_tokens + 1 = 4"));
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnDraftStepBeyondTheDrafts) {
+  EngineBatchInputs inputs = Make(ForwardMode::kDecode, SeqLensConvention::kPrefixOnly, {9}, {1},
+                                  SpecInfo{.num_draft_tokens = kNumDraftTokens, .draft_step = 3});
+  inputs.spec.num_draft_tokens = 3;
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"spec.draft_step = 3 must be < spec.num_draft_tokens = 3"});
+}
+
+// Regression: a TARGET_VERIFY batch whose pool row holds fewer drafts than
+// spec.num_draft_tokens was blamed on the seq_lens convention.
+TEST_F(BatchDescriptorTest, BuildNamesTheDraftCountNotTheConventionForVerify) {
+  EngineBatchInputs inputs = Make(ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly,
+                                  {9, 4}, {3, 3}, SpecInfo{.num_draft_tokens = 3});
+  inputs.spec.num_draft_tokens = kNumDraftTokens;
+  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(inputs, pool_);
+  ASSERT_EQ(batch.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(batch.status().message()),
+              AllOf(HasSubstr("request 0: row"),
+                    HasSubstr("has 3 reserved draft slots (DraftLength) but TARGET_VERIFY reads "
+                              "spec.num_draft_tokens = 4")));
+  EXPECT_THAT(std::string(batch.status().message()),
+              ::testing::Not(HasSubstr("seq_lens_convention")));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "attention/planner/graph_metadata.h"
 #include "attention/planner/metadata_planner.h"
@@ -28,12 +29,21 @@ namespace {
 constexpr int64_t kFuzzTableEntries = int64_t{1} << 18;
 
 void Run(absl::string_view text) {
-  absl::StatusOr<std::vector<ScenarioSpec>> specs = ParseBatchFile(text);
-  if (!specs.ok()) {
-    FUZZ_CHECK(specs.status().code() == absl::StatusCode::kInvalidArgument);
-    FUZZ_CHECK(!specs.status().message().empty());
+  absl::StatusOr<BatchFile> file = ParseBatchFile(text);
+  if (!file.ok()) {
+    FUZZ_CHECK(file.status().code() == absl::StatusCode::kInvalidArgument);
+    FUZZ_CHECK(!file.status().message().empty());
     return;
   }
+  // What parses is one JSON value of the raw text: no NUL, no byte order
+  // mark, and an array exactly when its first non-blank byte opens one.
+  FUZZ_CHECK(text.find('\0') == absl::string_view::npos);
+  FUZZ_CHECK(!absl::StartsWith(text, "\xEF\xBB\xBF"));
+  const size_t first_byte = text.find_first_not_of(" \t\r\n");
+  FUZZ_CHECK(first_byte != absl::string_view::npos);
+  FUZZ_CHECK(file->is_array == (text[first_byte] == '['));
+  FUZZ_CHECK(file->is_array || file->specs.size() == 1);
+  std::vector<ScenarioSpec>* specs = &file->specs;
   FUZZ_CHECK(!specs->empty() && static_cast<int64_t>(specs->size()) <= kMaxBatchesPerFile);
   const absl::Status pooled = UseCommonPool(*specs);
   if (!pooled.ok()) {
@@ -55,8 +65,8 @@ void Run(absl::string_view text) {
     absl::StatusOr<HostMetadata> plan =
         PlanEager(scenario->batch, *scenario->pool, PlannerConfig{});
     FUZZ_CHECK(plan.ok());
-    const std::string json = MetadataJson(*plan, scenario->batch, *scenario->pool);
-    FUZZ_CHECK(!json.empty());
+    const absl::StatusOr<std::string> json = MetadataJson(*plan, scenario->batch, *scenario->pool);
+    FUZZ_CHECK(json.ok() && !json->empty());
 
     if (graph == nullptr) {
       GraphCaptureConfig config;

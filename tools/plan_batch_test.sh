@@ -51,7 +51,7 @@ check_error bad_request 'batch 0: request 1: seq_lens[1] = 3 is smaller than new
   --batch=$data/bad_request.json
 check_error over_capacity 'replay batch of 3 requests exceeds the captured capacity of 2' \
   --batch=$data/graph_sequence.json --graph_max_batch=2
-check_error missing_file 'cannot read' --batch=/nonexistent.json
+check_error missing_file 'cannot open "/nonexistent.json": No such file or directory' --batch=/nonexistent.json
 check_error no_batch '--batch=FILE.json is required'
 
 if ((failures)); then echo "$failures failure(s)"; exit 1; fi

@@ -5,7 +5,8 @@
 // Each input sets up a pool with MakeEngineBatch (an engine-like, mostly valid
 // batch), then mutates the engine inputs field by field. Whatever comes out,
 // nothing may crash, and:
-// - a failed MakeEngineBatch leaves the pool exactly as it was (no leak);
+// - a failed MakeEngineBatch leaves the pool exactly as it was: no leak, and
+//   the same rows and pages come out of it next, in the same order;
 // - a built descriptor validates, states every request's slots as the pool
 //   has them, and plans to metadata whose arrays are consistent with it;
 // - the host graph replay of a built batch matches the eager plan on the live
@@ -172,6 +173,18 @@ void CheckBuilt(const BatchDescriptor& batch, const KvPagePool& pool) {
   }
 }
 
+// Every row and page `pool` would hand out from now on, in order.
+std::vector<int32_t> FutureAllocations(KvPagePool pool) {
+  std::vector<int32_t> taken;
+  for (absl::StatusOr<int32_t> row = pool.CreateRequest(); row.ok(); row = pool.CreateRequest()) {
+    taken.push_back(-*row);
+    while (pool.Extend(*row, pool.page_size()).ok()) {
+      taken.push_back(pool.Slot(*row, *pool.Length(*row) - 1).value());
+    }
+  }
+  return taken;
+}
+
 void Run(FuzzInput& in) {
   PagePoolConfig config;
   config.page_size = in.Pick<int32_t>({1, 2, 3, 4, 16});
@@ -207,14 +220,27 @@ void Run(FuzzInput& in) {
   if (mode == ForwardMode::kDraftExtend && in.Bool()) {
     for (int32_t n : new_tokens) spec.accept_lengths.push_back(n >= 1 ? n - 1 : -1);
   }
+  // Mostly the count the mode fixes (MakeEngineBatch refuses others by name),
+  // so the descriptor paths below see every mode.
+  if (in.Bool()) {
+    for (int32_t& n : new_tokens) {
+      if (mode == ForwardMode::kDecode) n = 1;
+      if (mode == ForwardMode::kTargetVerify || mode == ForwardMode::kDraftExtendV2) {
+        n = spec.num_draft_tokens;
+      }
+    }
+  }
 
-  const int32_t used_before = pool.used_pages();
-  const int32_t active_before = pool.active_requests();
+  const KvPagePool before = pool;
   absl::StatusOr<EngineBatchInputs> made =
       MakeEngineBatch(pool, mode, convention, prefix_lens, new_tokens, spec);
   if (!made.ok()) {
-    FUZZ_CHECK(pool.used_pages() == used_before);
-    FUZZ_CHECK(pool.active_requests() == active_before);
+    // Exactly as it was: counts, table, and the order rows and pages come out.
+    FUZZ_CHECK(pool.used_pages() == before.used_pages());
+    FUZZ_CHECK(pool.active_requests() == before.active_requests());
+    FUZZ_CHECK(std::equal(pool.req_to_token().begin(), pool.req_to_token().end(),
+                          before.req_to_token().begin()));
+    FUZZ_CHECK(FutureAllocations(pool) == FutureAllocations(before));
     return;
   }
   EngineBatchInputs inputs = *std::move(made);

@@ -516,10 +516,11 @@ absl::Status WriteMetadataJson(const HostMetadata& metadata, const BatchDescript
     }
     text += "],";
   };
-  int32_t max_q = 0, max_k = 0;
+  // int64: the metadata is the caller's; a difference of int32s may not fit.
+  int64_t max_q = 0, max_k = 0;
   for (int64_t i = 0; i < live; ++i) {
-    max_q = std::max(max_q, metadata.cu_seqlens_q[i + 1] - metadata.cu_seqlens_q[i]);
-    max_k = std::max(max_k, metadata.cache_seqlens[i]);
+    max_q = std::max(max_q, int64_t{metadata.cu_seqlens_q[i + 1]} - metadata.cu_seqlens_q[i]);
+    max_k = std::max<int64_t>(max_k, metadata.cache_seqlens[i]);
   }
   // Keys in sorted order, as nlohmann::json (a std::map) prints them.
   text = "{";

@@ -166,6 +166,13 @@ HostKvCache::HostKvCache(const KvCacheLayout& layout)
 
 absl::StatusOr<HostKvCache> HostKvCache::Create(const KvCacheLayout& layout) {
   RETURN_IF_ERROR(ValidateKvCacheLayout(layout));
+  // size_bytes() fits int64 (validated); K and V are two of them.
+  if (layout.size_bytes() > kMaxHostKvCacheBytes / 2) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("HostKvCache: K and V of ", KvCacheLayoutString(layout), " would take 2 * ",
+                     layout.size_bytes(), " bytes, more than the host budget of ",
+                     kMaxHostKvCacheBytes, " bytes"));
+  }
   return HostKvCache(layout);
 }
 

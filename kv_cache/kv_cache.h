@@ -99,11 +99,16 @@ std::vector<uint8_t> EncodeElements(DType dtype, absl::Span<const float> values)
 
 enum class KvTensor { kKey, kValue };
 
+// The most host memory one HostKvCache (K and V together) may take: it is a
+// test and reference mirror, never the serving cache.
+inline constexpr int64_t kMaxHostKvCacheBytes = int64_t{8} << 30;
+
 // A K/V cache in host memory: the mirror of DeviceKvCache for CPU tests and
 // the float64 reference.
 class HostKvCache {
  public:
-  // Zero-filled. InvalidArgument for a bad layout.
+  // Zero-filled. InvalidArgument for a bad layout; ResourceExhausted, before
+  // allocating, when K and V together would exceed kMaxHostKvCacheBytes.
   static absl::StatusOr<HostKvCache> Create(const KvCacheLayout& layout);
 
   const KvCacheLayout& layout() const { return layout_; }

@@ -140,6 +140,27 @@ TEST(HostKvCacheTest, CreateIsZeroFilled) {
   EXPECT_EQ(cache->At(KvTensor::kValue, 0, 0, 0), 0.0f);
 }
 
+// Regression: a valid layout of terabytes went straight to std::vector and
+// aborted with std::bad_alloc (or exhausted the machine).
+TEST(HostKvCacheTest, CreateRefusesLayoutsPastTheHostBudgetBeforeAllocating) {
+  const KvCacheLayout layout{.num_pages = 1 << 20,
+                             .page_size = 1 << 10,
+                             .num_kv_heads = 8,
+                             .head_dim = 128,
+                             .dtype = DType::kBFloat16};
+  ASSERT_TRUE(ValidateKvCacheLayout(layout).ok());
+  absl::StatusOr<HostKvCache> cache = HostKvCache::Create(layout);
+  ASSERT_EQ(cache.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(cache.status().message()),
+              AllOf(HasSubstr("num_pages=1048576, page_size=1024, num_kv_heads=8, head_dim=128"),
+                    HasSubstr("would take 2 * 2199023255552 bytes, more than the host budget of "
+                              "8589934592 bytes")));
+  // Just inside the budget is not refused for its size (not allocated here).
+  KvCacheLayout small = layout;
+  small.num_pages = 1;
+  EXPECT_TRUE(HostKvCache::Create(small).ok());
+}
+
 TEST(HostKvCacheTest, CreateFailsOnBadLayout) {
   KvCacheLayout layout = SmallLayout(DType::kFloat16);
   layout.head_dim = 0;

@@ -20,12 +20,13 @@ __global__ void __launch_bounds__(kMaxThreads) KvWriteKernel(KvWriteParams param
   const Vec* __restrict__ new_v = static_cast<const Vec*>(params.new_v);
   Vec* __restrict__ k_cache = static_cast<Vec*>(params.k_cache);
   Vec* __restrict__ v_cache = static_cast<Vec*>(params.v_cache);
-  for (int32_t token = blockIdx.x; token < params.num_tokens; token += gridDim.x) {
+  // int64: with num_tokens near INT32_MAX, token + gridDim.x would overflow.
+  for (int64_t token = blockIdx.x; token < params.num_tokens; token += gridDim.x) {
     const int32_t slot = params.slots[token];
     // Padding, or a slot the host never validated (e.g. a stale graph input):
     // never write outside the cache.
     if (slot < 0 || slot >= params.num_slots) continue;
-    const int64_t src = int64_t{token} * vecs_per_row;
+    const int64_t src = token * vecs_per_row;
     const int64_t dst = int64_t{slot} * vecs_per_row;
     for (int64_t i = threadIdx.x; i < vecs_per_row; i += blockDim.x) {
       k_cache[dst + i] = new_k[src + i];

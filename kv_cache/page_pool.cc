@@ -16,10 +16,6 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The table is allocated eagerly on the host; refuse sizes that are surely
-// a units mistake rather than fail inside std::vector.
-constexpr int64_t kMaxTableEntries = int64_t{1} << 31;
-
 }  // namespace
 
 absl::StatusOr<KvPagePool> KvPagePool::Create(const PagePoolConfig& config) {
@@ -54,15 +50,28 @@ absl::StatusOr<KvPagePool> KvPagePool::Create(const PagePoolConfig& config) {
       problems.push_back(absl::StrCat("max_context_len = ", config.max_context_len,
                                       " + num_draft_tokens = ", config.num_draft_tokens,
                                       " overflows int32"));
-    } else if (row_width * config.max_requests > kMaxTableEntries) {
-      problems.push_back(absl::StrCat("max_requests = ", config.max_requests, " * row width ",
-                                      row_width, " exceeds ", kMaxTableEntries,
-                                      " req_to_token entries"));
     }
   }
   if (!problems.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("PagePoolConfig: ", absl::StrJoin(problems, "; ")));
+  }
+  // Everything the constructor allocates, in int64 (each factor < 2^31, so
+  // no product of two overflows; the sum stays far below 2^63).
+  const int64_t row_width = int64_t{config.max_context_len} + config.num_draft_tokens;
+  const int64_t table_bytes = int64_t{config.max_requests} * row_width * sizeof(int32_t);
+  const int64_t row_bytes =
+      int64_t{config.max_requests} * static_cast<int64_t>(sizeof(RowState) + sizeof(int32_t));
+  const int64_t page_bytes = int64_t{config.num_pages} * 2 * sizeof(int32_t);
+  const int64_t total = table_bytes + row_bytes + page_bytes;
+  if (total > kMaxPoolHostBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "PagePoolConfig: the pool's host state would take ", total,
+        " bytes (req_to_token: ", "max_requests = ", config.max_requests, " * row width ",
+        row_width, " * 4 = ", table_bytes, "; per-row state: max_requests = ", config.max_requests,
+        " * ", sizeof(RowState) + sizeof(int32_t), " = ", row_bytes,
+        "; page lists: num_pages = ", config.num_pages, " * 8 = ", page_bytes,
+        "), more than the budget of ", kMaxPoolHostBytes, " bytes"));
   }
   return KvPagePool(config);
 }

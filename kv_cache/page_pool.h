@@ -35,6 +35,13 @@
 // `row_width = max_context_len + num_draft_tokens` wide and anything past it
 // is rejected.
 //
+// Memory. The pool's host state is allocated in Create: the table
+// (max_requests * row_width int32), per-row state for every row and the free
+// lists (an int32 per page, twice: free, or held by a row). Create adds these
+// up in int64 and refuses a config past kMaxPoolHostBytes with
+// ResourceExhausted naming each part, before allocating anything. (A pool of
+// 4096 requests of 128K tokens is a 2 GiB table.)
+//
 // Error codes (every message names the call, the row and the values):
 // - InvalidArgument: a row id outside [1, max_requests) or a negative count.
 // - FailedPrecondition: the row is not an active request (including a double
@@ -59,6 +66,9 @@
 
 namespace paged_attention {
 
+// The most host memory KvPagePool::Create allocates for one pool.
+inline constexpr int64_t kMaxPoolHostBytes = int64_t{8} << 30;
+
 struct PagePoolConfig {
   int32_t num_pages = 0;         // pages in the pool, including the sink page 0; >= 2
   int32_t page_size = 0;         // token slots per page; >= 1
@@ -70,7 +80,9 @@ struct PagePoolConfig {
 class KvPagePool {
  public:
   // InvalidArgument naming every bad field and its value, e.g.
-  // "PagePoolConfig: page_size = 0 must be >= 1".
+  // "PagePoolConfig: page_size = 0 must be >= 1", or slot ids / the row
+  // width past int32; ResourceExhausted when the host state would exceed
+  // kMaxPoolHostBytes (the message names the fields and the bytes).
   static absl::StatusOr<KvPagePool> Create(const PagePoolConfig& config);
 
   int32_t page_size() const { return config_.page_size; }

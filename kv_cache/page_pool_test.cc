@@ -213,8 +213,35 @@ TEST(KvPagePoolTest, CreateFailsWhenTableIsTooLarge) {
                                                                       .max_requests = 1 << 20,
                                                                       .max_context_len = 1 << 20,
                                                                       .num_draft_tokens = 0});
-  ASSERT_EQ(pool.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(pool.status().message()), HasSubstr("max_requests = 1048576"));
+  ASSERT_EQ(pool.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(pool.status().message()),
+              AllOf(HasSubstr("req_to_token: max_requests = 1048576 * row width 1048576 * 4 = "
+                              "4398046511104"),
+                    HasSubstr("more than the budget of 8589934592 bytes")));
+}
+
+// Regression: the table limit alone let max_requests near INT32_MAX through
+// with a one-token row: an 8 GiB table plus ~90 GB of per-row state.
+TEST(KvPagePoolTest, CreateCountsPerRowStateAgainstTheBudget) {
+  absl::StatusOr<KvPagePool> pool =
+      KvPagePool::Create(PagePoolConfig{.num_pages = 2,
+                                        .page_size = 1,
+                                        .max_requests = std::numeric_limits<int32_t>::max() - 1,
+                                        .max_context_len = 1,
+                                        .num_draft_tokens = 0});
+  ASSERT_EQ(pool.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(pool.status().message()),
+              AllOf(HasSubstr("per-row state: max_requests = 2147483646 * "),
+                    HasSubstr("more than the budget of 8589934592 bytes")));
+  // Many pages of one slot each: the free lists count too.
+  pool = KvPagePool::Create(PagePoolConfig{.num_pages = std::numeric_limits<int32_t>::max(),
+                                           .page_size = 1,
+                                           .max_requests = 2,
+                                           .max_context_len = 1,
+                                           .num_draft_tokens = 0});
+  ASSERT_EQ(pool.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(pool.status().message()),
+              HasSubstr("page lists: num_pages = 2147483647 * 8 = 17179869176"));
 }
 
 TEST(KvPagePoolTest, CreateRequestFailsWhenRowsAreExhausted) {

@@ -1,6 +1,7 @@
 #include "spec_decode/batch_descriptor.h"
 
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <utility>
@@ -35,6 +36,13 @@ absl::Status CheckCount(absl::string_view field, size_t entries, size_t batch_si
 
 // The spec fields that do not depend on the requests' lengths.
 absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size) {
+  // Any other value would pass every mode rule below by matching none.
+  if (!IsKnownForwardMode(mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mode = ", static_cast<int64_t>(mode), " is not a ForwardMode value (",
+                     static_cast<int64_t>(kAllForwardModes[0]), " .. ",
+                     static_cast<int64_t>(std::end(kAllForwardModes)[-1]), ")"));
+  }
   const std::string mode_name = ModeName(mode);
   if (spec.topk < 1) {
     return absl::InvalidArgumentError(absl::StrCat("spec.topk = ", spec.topk, " must be >= 1"));
@@ -48,7 +56,10 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
     return absl::InvalidArgumentError(
         absl::StrCat("spec.num_draft_tokens = ", spec.num_draft_tokens, " is negative"));
   }
-  if ((mode == ForwardMode::kTargetVerify || mode == ForwardMode::kDraftExtendV2) &&
+  // DRAFT_EXTEND too: its accept_lengths and new tokens are bounded by the
+  // drafts, so without them nothing would be.
+  if ((mode == ForwardMode::kTargetVerify || mode == ForwardMode::kDraftExtend ||
+       mode == ForwardMode::kDraftExtendV2) &&
       spec.num_draft_tokens < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "spec.num_draft_tokens = ", spec.num_draft_tokens, " must be >= 1 for ", mode_name));
@@ -62,6 +73,12 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
                                                    " is set but mode is ", mode_name,
                                                    " (draft decode steps are DECODE batches)"));
   }
+  // Step s writes draft token s: there is no step past the last draft.
+  if (spec.draft_step >= 0 && spec.draft_step >= spec.num_draft_tokens) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.draft_step = ", spec.draft_step, " must be < spec.num_draft_tokens = ",
+                     spec.num_draft_tokens, " (step s writes draft token s)"));
+  }
   if (!spec.accept_lengths.empty()) {
     if (mode != ForwardMode::kDraftExtend) {
       return absl::InvalidArgumentError(
@@ -74,6 +91,12 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
         return absl::InvalidArgumentError(absl::StrCat("request ", i, ": spec.accept_lengths[", i,
                                                        "] = ", spec.accept_lengths[i],
                                                        " is negative"));
+      }
+      if (spec.accept_lengths[i] > spec.num_draft_tokens) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("request ", i, ": spec.accept_lengths[", i, "] = ", spec.accept_lengths[i],
+                         " exceeds spec.num_draft_tokens = ", spec.num_draft_tokens,
+                         " (no more drafts than were proposed can be accepted)"));
       }
       if (spec.accept_lengths[i] == std::numeric_limits<int32_t>::max()) {
         return absl::InvalidArgumentError(
@@ -192,6 +215,15 @@ absl::StatusOr<int64_t> ValidateRequests(const BatchDescriptor& batch, const KvP
           absl::StrCat("request ", i, ": requests[", i, "].new_tokens = ", r.new_tokens, " but ",
                        RequiredReason(batch.mode, i), " = ", required));
     }
+    // accept_lengths[i] <= num_draft_tokens (CheckSpec): the same bound when
+    // the counts come without accept_lengths.
+    if (batch.mode == ForwardMode::kDraftExtend &&
+        r.new_tokens > int64_t{batch.spec.num_draft_tokens} + 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", i, ": requests[", i, "].new_tokens = ", r.new_tokens,
+          " but DRAFT_EXTEND extends at most spec.num_draft_tokens + 1 = ",
+          int64_t{batch.spec.num_draft_tokens} + 1, " (accepted drafts + the bonus token)"));
+    }
     const int64_t kv_len = int64_t{r.prefix_len} + r.new_tokens;
     if (kv_len > pool.row_width()) {
       return absl::InvalidArgumentError(
@@ -200,6 +232,18 @@ absl::StatusOr<int64_t> ValidateRequests(const BatchDescriptor& batch, const KvP
                        " ", PlacementHint(context, i, r)));
     }
     const int64_t written = int64_t{*length} + *draft_length;
+    // Verify and V2 draft extend read exactly the drafts reserved past the
+    // committed length. A prefix at that length with another draft count is
+    // a count mismatch, not a seq_lens convention problem: say so.
+    if (kv_len > written &&
+        (batch.mode == ForwardMode::kTargetVerify || batch.mode == ForwardMode::kDraftExtendV2) &&
+        r.prefix_len == *length && *draft_length != r.new_tokens) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", i, ": row ", r.row, " has ", *draft_length,
+          " reserved draft slots (DraftLength) but ", mode_name,
+          " reads spec.num_draft_tokens = ", batch.spec.num_draft_tokens,
+          " draft tokens per request: reserve as many drafts as spec.num_draft_tokens says"));
+    }
     if (kv_len > written) {
       return absl::InvalidArgumentError(
           absl::StrCat("request ", i, ": prefix_len ", r.prefix_len, " + new_tokens ", r.new_tokens,
@@ -314,6 +358,13 @@ absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inp
         "spec_decode/batch_descriptor.h), so there is no default"));
   }
   const SeqLensConvention convention = *inputs.seq_lens_convention;
+  if (convention != SeqLensConvention::kPrefixOnly &&
+      convention != SeqLensConvention::kIncludesNewTokens) {
+    // Anything else would be read as prefix_only below.
+    return absl::InvalidArgumentError(
+        absl::StrCat("seq_lens_convention = ", static_cast<int64_t>(convention),
+                     " is not a SeqLensConvention value (prefix_only or includes_new_tokens)"));
+  }
   const size_t batch_size = inputs.req_pool_indices.size();
   RETURN_IF_ERROR(CheckSpec(inputs.mode, inputs.spec, batch_size));
   if (inputs.mode == ForwardMode::kIdle &&

@@ -72,15 +72,17 @@ absl::string_view SeqLensConventionName(SeqLensConvention convention);
 // Speculative-decoding information of a step.
 struct SpecInfo {
   // Draft tokens per request: what TARGET_VERIFY verifies and DRAFT_EXTEND_V2
-  // extends; 0 outside speculative decoding.
+  // extends, and the bound on DRAFT_EXTEND's accept_lengths and on draft
+  // steps; >= 1 in those modes, 0 outside speculative decoding.
   int32_t num_draft_tokens = 0;
-  // Draft decode step index s >= 0 of a DECODE batch; -1: not a draft step.
+  // Draft decode step index s of a DECODE batch, 0 <= s < num_draft_tokens
+  // (step s writes draft token s); -1: not a draft step.
   int32_t draft_step = -1;
   // EAGLE tree top-k. > 1 (tree verify / draft) is Unimplemented for now.
   int32_t topk = 1;
   // [batch] DRAFT_EXTEND only: accepted draft tokens per request, without the
-  // bonus token (the request extends accept_lengths[i] + 1 tokens). Empty
-  // elsewhere.
+  // bonus token (the request extends accept_lengths[i] + 1 tokens), each in
+  // [0, num_draft_tokens]. Empty elsewhere.
   std::vector<int32_t> accept_lengths;
 };
 
@@ -164,14 +166,20 @@ class ValidatedBatch {
 // Derives prefix_len / new_tokens per request from `inputs` under its named
 // convention, then checks the result as ValidateBatchDescriptor does. Errors:
 // InvalidArgument naming the field, the request index and the value
-// (including "seq_lens_convention must be named" and, for a wrong convention,
-// the request whose written rows are not where the convention puts them);
-// Unimplemented for spec.topk > 1 in TARGET_VERIFY or a draft decode step.
+// (including "seq_lens_convention must be named", a mode or convention value
+// outside its enum, and, for a wrong convention, the request whose written
+// rows are not where the convention puts them); Unimplemented for spec.topk >
+// 1 in TARGET_VERIFY or a draft decode step.
 absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inputs,
                                                     const KvPagePool& pool);
 
-// Checks a descriptor against the pool: the page size; per mode, the spec
-// fields and each request's new_tokens; every row is an active request (not
+// Checks a descriptor against the pool: the mode is a ForwardMode value; the
+// page size; per mode, the spec fields (num_draft_tokens >= 1 for
+// TARGET_VERIFY, DRAFT_EXTEND and DRAFT_EXTEND_V2; draft_step <
+// num_draft_tokens; accept_lengths[i] <= num_draft_tokens) and each request's
+// new_tokens (DRAFT_EXTEND: at most num_draft_tokens + 1; for TARGET_VERIFY
+// and DRAFT_EXTEND_V2 a row with another number of reserved drafts is named
+// as such); every row is an active request (not
 // the dummy row 0, no row twice); prefix_len >= 0 and new_tokens >= 1;
 // prefix_len + new_tokens within the row width and within the row's written
 // slots (Length + DraftLength); positions[k] = prefix_len + j; and

@@ -1,11 +1,12 @@
 // libFuzzer target: BuildBatchDescriptor, ValidateBatchDescriptor and the
-// planners (PlanEager, host graph replay) on fuzzer-made engine inputs against
+// planners (PlanEager, the capacity-shaped graph twin) on fuzzer-made engine inputs against
 // a small pool holding a few requests (see tools/FUZZING.md).
 //
 // Each input sets up a pool with MakeEngineBatch (an engine-like, mostly valid
 // batch), then mutates the engine inputs field by field. Whatever comes out,
 // nothing may crash, and:
-// - a failed MakeEngineBatch leaves the pool exactly as it was (no leak);
+// - a failed MakeEngineBatch leaves the pool exactly as it was: no leak, and
+//   the same rows and pages come out of it next, in the same order;
 // - a built descriptor validates, states every request's slots as the pool
 //   has them, and plans to metadata whose arrays are consistent with it;
 // - the host graph replay of a built batch matches the eager plan on the live
@@ -18,7 +19,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "attention/planner/graph_metadata.h"
 #include "attention/planner/metadata_planner.h"
 #include "kv_cache/page_pool.h"
 #include "spec_decode/batch_descriptor.h"
@@ -106,29 +106,38 @@ void Mutate(FuzzInput& in, EngineBatchInputs& inputs, int32_t width) {
   }
 }
 
+PlannerConfig Planner() {
+  PlannerConfig config;
+  config.num_q_heads = 8;
+  config.num_kv_heads = 2;
+  config.head_dim = 64;
+  config.num_sms = 3;  // few workers: plans cut and merge
+  config.ctas_per_sm = 2;
+  return config;
+}
+
 void CheckPlan(const HostMetadata& plan, const BatchDescriptor& batch, const KvPagePool& pool) {
   const int32_t bs = batch.batch_size();
-  FUZZ_CHECK(plan.batch_size == bs);
-  FUZZ_CHECK(static_cast<int32_t>(plan.cache_seqlens.size()) == bs);
-  FUZZ_CHECK(static_cast<int32_t>(plan.cu_seqlens_q.size()) == bs + 1);
-  FUZZ_CHECK(static_cast<int64_t>(plan.page_table.size()) ==
-             int64_t{bs} * plan.max_pages_per_request);
-  FUZZ_CHECK(plan.total_q_tokens == batch.num_tokens());
-  FUZZ_CHECK(plan.num_kv_splits >= 1);
+  FUZZ_CHECK(plan.summary.batch_size == bs);
+  FUZZ_CHECK(static_cast<int32_t>(plan.cache_seqlens.size()) >= bs);
+  FUZZ_CHECK(static_cast<int32_t>(plan.cu_seqlens_q.size()) >= bs + 1);
+  FUZZ_CHECK(plan.summary.num_q_tokens == batch.num_tokens());
+  FUZZ_CHECK(plan.summary.partition.num_segments <= plan.layout.max_segments);
   for (int32_t i = 0; i < bs; ++i) {
     const RequestEntry& r = batch.requests[i];
     FUZZ_CHECK(plan.cache_seqlens[i] == r.prefix_len + r.new_tokens);
     FUZZ_CHECK(plan.cu_seqlens_q[i + 1] - plan.cu_seqlens_q[i] == r.new_tokens);
-    FUZZ_CHECK(plan.cache_seqlens[i] <= plan.max_seq_len_k);
-    for (int32_t j = 0; j < plan.num_pages_per_request[i]; ++j) {
-      const int32_t page = plan.page_table[int64_t{i} * plan.max_pages_per_request + j];
+    FUZZ_CHECK(plan.cache_seqlens[i] <= plan.summary.max_seq_len_k);
+    for (int32_t j = 0; j < plan.NumPages(i); ++j) {
+      const int32_t page = plan.page_table[int64_t{i} * plan.layout.max_pages_per_request + j];
       FUZZ_CHECK(page >= 1 && page < pool.num_pages());
       FUZZ_CHECK(page == pool.Slot(r.row, j * pool.page_size()).value() / pool.page_size());
     }
   }
 }
 
-void CheckBuilt(const BatchDescriptor& batch, const KvPagePool& pool) {
+void CheckBuilt(const ValidatedBatch& validated, const KvPagePool& pool) {
+  const BatchDescriptor& batch = validated.descriptor();
   FUZZ_CHECK(ValidateBatchDescriptor(batch, pool).ok());
   size_t k = 0;
   for (const RequestEntry& r : batch.requests) {
@@ -138,38 +147,43 @@ void CheckBuilt(const BatchDescriptor& batch, const KvPagePool& pool) {
     }
   }
   FUZZ_CHECK(k == batch.out_cache_loc.size());
-  absl::StatusOr<HostMetadata> plan = PlanEager(batch, pool, PlannerConfig{});
+  absl::StatusOr<HostMetadata> plan = PlanEager(validated, pool, Planner());
   FUZZ_CHECK(plan.ok());
   CheckPlan(*plan, batch, pool);
 
-  GraphCaptureConfig config;
-  config.max_batch_size = kMaxBatch;  // built batches may hold more: FailedPrecondition
-  config.max_q_len = 4;
-  config.page_size = pool.page_size();
-  config.row_width = pool.row_width();
-  config.num_rows = pool.max_requests();
-  auto state = GraphMetadataState::CaptureOnHost(config);
-  FUZZ_CHECK(state.ok());
-  const absl::Status replayed = (*state)->Replay(batch, pool);
+  // The CUDA-graph twin (built batches may hold more than kMaxBatch requests
+  // or 4 queries: FailedPrecondition) plans the live rows as the eager plan.
+  const PlanShape capture = CaptureShape(pool, kMaxBatch, 4);
+  const absl::StatusOr<HostMetadata> graph = PlanOnHost(validated, pool, Planner(), capture);
   int32_t max_q = 0;
   for (const RequestEntry& r : batch.requests) max_q = std::max(max_q, r.new_tokens);
-  FUZZ_CHECK(replayed.ok() ==
-             (max_q <= config.max_q_len && batch.batch_size() <= config.max_batch_size));
-  if (!replayed.ok()) {
-    FUZZ_CHECK(replayed.code() == absl::StatusCode::kFailedPrecondition);
+  FUZZ_CHECK(graph.ok() ==
+             (max_q <= capture.max_q_len && batch.batch_size() <= capture.max_batch_size));
+  if (!graph.ok()) {
+    FUZZ_CHECK(graph.status().code() == absl::StatusCode::kFailedPrecondition);
     return;
   }
-  absl::StatusOr<HostMetadata> graph = (*state)->ReadBack();
-  FUZZ_CHECK(graph.ok());
+  FUZZ_CHECK(graph->worker_begin == plan->worker_begin);
   for (int32_t i = 0; i < batch.batch_size(); ++i) {
     FUZZ_CHECK(graph->cache_seqlens[i] == plan->cache_seqlens[i]);
     FUZZ_CHECK(graph->cu_seqlens_q[i + 1] == plan->cu_seqlens_q[i + 1]);
-    FUZZ_CHECK(graph->cu_seqlens_k[i + 1] == plan->cu_seqlens_k[i + 1]);
-    for (int32_t j = 0; j < plan->num_pages_per_request[i]; ++j) {
-      FUZZ_CHECK(graph->page_table[int64_t{i} * graph->max_pages_per_request + j] ==
-                 plan->page_table[int64_t{i} * plan->max_pages_per_request + j]);
+    for (int32_t j = 0; j < plan->NumPages(i); ++j) {
+      FUZZ_CHECK(graph->page_table[int64_t{i} * graph->layout.max_pages_per_request + j] ==
+                 plan->page_table[int64_t{i} * plan->layout.max_pages_per_request + j]);
     }
   }
+}
+
+// Every row and page `pool` would hand out from now on, in order.
+std::vector<int32_t> FutureAllocations(KvPagePool pool) {
+  std::vector<int32_t> taken;
+  for (absl::StatusOr<int32_t> row = pool.CreateRequest(); row.ok(); row = pool.CreateRequest()) {
+    taken.push_back(-*row);
+    while (pool.Extend(*row, pool.page_size()).ok()) {
+      taken.push_back(pool.Slot(*row, *pool.Length(*row) - 1).value());
+    }
+  }
+  return taken;
 }
 
 void Run(FuzzInput& in) {
@@ -207,14 +221,27 @@ void Run(FuzzInput& in) {
   if (mode == ForwardMode::kDraftExtend && in.Bool()) {
     for (int32_t n : new_tokens) spec.accept_lengths.push_back(n >= 1 ? n - 1 : -1);
   }
+  // Mostly the count the mode fixes (MakeEngineBatch refuses others by name),
+  // so the descriptor paths below see every mode.
+  if (in.Bool()) {
+    for (int32_t& n : new_tokens) {
+      if (mode == ForwardMode::kDecode) n = 1;
+      if (mode == ForwardMode::kTargetVerify || mode == ForwardMode::kDraftExtendV2) {
+        n = spec.num_draft_tokens;
+      }
+    }
+  }
 
-  const int32_t used_before = pool.used_pages();
-  const int32_t active_before = pool.active_requests();
+  const KvPagePool before = pool;
   absl::StatusOr<EngineBatchInputs> made =
       MakeEngineBatch(pool, mode, convention, prefix_lens, new_tokens, spec);
   if (!made.ok()) {
-    FUZZ_CHECK(pool.used_pages() == used_before);
-    FUZZ_CHECK(pool.active_requests() == active_before);
+    // Exactly as it was: counts, table, and the order rows and pages come out.
+    FUZZ_CHECK(pool.used_pages() == before.used_pages());
+    FUZZ_CHECK(pool.active_requests() == before.active_requests());
+    FUZZ_CHECK(std::equal(pool.req_to_token().begin(), pool.req_to_token().end(),
+                          before.req_to_token().begin()));
+    FUZZ_CHECK(FutureAllocations(pool) == FutureAllocations(before));
     return;
   }
   EngineBatchInputs inputs = *std::move(made);
@@ -223,12 +250,12 @@ void Run(FuzzInput& in) {
 
   // Unmutated first, then a few mutations each built again.
   for (int round = 0; round < 4; ++round) {
-    absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(inputs, pool);
+    absl::StatusOr<ValidatedBatch> batch = BuildBatchDescriptor(inputs, pool);
     if (batch.ok()) {
       CheckBuilt(*batch, pool);
-      // Tamper with the built descriptor: validation and the planners must
-      // still answer with a status.
-      BatchDescriptor tampered = *batch;
+      // Tamper with the built descriptor: validation must still answer with a
+      // status, and what it accepts plans.
+      BatchDescriptor tampered = batch->descriptor();
       if (!tampered.requests.empty()) {
         RequestEntry& r = tampered.requests[in.IntInRange(0, tampered.requests.size() - 1)];
         switch (in.Byte() % 3) {
@@ -243,10 +270,14 @@ void Run(FuzzInput& in) {
             break;
         }
       }
-      const absl::Status valid = ValidateBatchDescriptor(tampered, pool);
-      const absl::StatusOr<HostMetadata> plan = PlanEager(tampered, pool, PlannerConfig{});
-      FUZZ_CHECK(valid.ok() == plan.ok());
-      if (plan.ok()) CheckPlan(*plan, tampered, pool);
+      const absl::StatusOr<ValidatedBatch> valid = ValidateBatchDescriptor(tampered, pool);
+      if (valid.ok()) {
+        const absl::StatusOr<HostMetadata> plan = PlanEager(*valid, pool, Planner());
+        FUZZ_CHECK(plan.ok());
+        CheckPlan(*plan, tampered, pool);
+      } else {
+        FUZZ_CHECK(!valid.status().message().empty());
+      }
     } else {
       FUZZ_CHECK(batch.status().code() == absl::StatusCode::kInvalidArgument ||
                  batch.status().code() == absl::StatusCode::kUnimplemented);

@@ -16,6 +16,13 @@
 namespace paged_attention {
 namespace {
 
+// The descriptor of a successful build (tests inspect its plain fields).
+absl::StatusOr<BatchDescriptor> Descriptor(absl::StatusOr<ValidatedBatch> batch) {
+  if (!batch.ok()) return batch.status();
+  return batch->descriptor();
+}
+
+
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
@@ -54,7 +61,7 @@ class BatchDescriptorTest : public ::testing::Test {
   // Expects Build to fail with `code` and every substring in `parts`.
   void ExpectBuildError(const EngineBatchInputs& inputs, absl::StatusCode code,
                         std::vector<std::string> parts) {
-    absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(inputs, pool_);
+    absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(inputs, pool_));
     ASSERT_FALSE(batch.ok()) << "built a descriptor from an invalid batch";
     EXPECT_EQ(batch.status().code(), code) << batch.status();
     for (const std::string& part : parts) {
@@ -80,7 +87,7 @@ TEST_F(BatchDescriptorTest, ExtendKeepsPrefixAndNewTokensSeparate) {
                       {1, 8}, SpecInfo{});
   ASSERT_TRUE(inputs.ok()) << inputs.status();
   EXPECT_EQ(inputs->seq_lens, (std::vector<int32_t>{101, 13}));
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(*inputs, *pool);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(*inputs, *pool));
   ASSERT_TRUE(batch.ok()) << batch.status();
   EXPECT_EQ(batch->mode, ForwardMode::kExtend);
   EXPECT_EQ(batch->page_size, 4);
@@ -100,7 +107,7 @@ TEST_F(BatchDescriptorTest, DerivesPositionsWhenEmpty) {
   EngineBatchInputs inputs = MakeExtend();
   const std::vector<int32_t> positions = inputs.positions;
   inputs.positions.clear();
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(inputs, pool_);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(inputs, pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   EXPECT_EQ(batch->positions, positions);
 }
@@ -109,7 +116,7 @@ TEST_F(BatchDescriptorTest, DecodeAndTargetVerifyDefaultTheirNewTokens) {
   EngineBatchInputs decode =
       Make(ForwardMode::kDecode, SeqLensConvention::kIncludesNewTokens, {9, 4}, {1, 1});
   ASSERT_TRUE(decode.extend_seq_lens.empty());
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(decode, pool_);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(decode, pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   EXPECT_EQ(batch->requests[1].prefix_len, 4);
   EXPECT_EQ(batch->requests[1].new_tokens, 1);
@@ -118,7 +125,7 @@ TEST_F(BatchDescriptorTest, DecodeAndTargetVerifyDefaultTheirNewTokens) {
       Make(ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly, {9, 4},
            {kNumDraftTokens, kNumDraftTokens}, SpecInfo{.num_draft_tokens = kNumDraftTokens});
   ASSERT_TRUE(verify.extend_seq_lens.empty());
-  batch = BuildBatchDescriptor(verify, pool_);
+  batch = Descriptor(BuildBatchDescriptor(verify, pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   EXPECT_EQ(batch->requests[0].prefix_len, 9);
   EXPECT_EQ(batch->requests[0].new_tokens, kNumDraftTokens);
@@ -128,10 +135,10 @@ TEST_F(BatchDescriptorTest, DraftExtendTakesNewTokensFromAcceptLengths) {
   EngineBatchInputs inputs =
       Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {20, 30}, {3, 1},
            SpecInfo{.num_draft_tokens = kNumDraftTokens, .accept_lengths = {2, 0}});
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(inputs, pool_);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(inputs, pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   inputs.extend_seq_lens.clear();  // accept_lengths alone is enough
-  absl::StatusOr<BatchDescriptor> from_accept = BuildBatchDescriptor(inputs, pool_);
+  absl::StatusOr<BatchDescriptor> from_accept = Descriptor(BuildBatchDescriptor(inputs, pool_));
   ASSERT_TRUE(from_accept.ok()) << from_accept.status();
   EXPECT_EQ(*from_accept, *batch);
   EXPECT_EQ(batch->requests[0].new_tokens, 3);
@@ -142,7 +149,7 @@ TEST_F(BatchDescriptorTest, IdleBatchIsEmpty) {
   EngineBatchInputs inputs;
   inputs.mode = ForwardMode::kIdle;
   inputs.seq_lens_convention = SeqLensConvention::kPrefixOnly;
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(inputs, pool_);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(inputs, pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   EXPECT_EQ(batch->batch_size(), 0);
   EXPECT_EQ(batch->num_tokens(), 0);
@@ -160,8 +167,8 @@ TEST_F(BatchDescriptorTest, DraftExtendV2BothConventionsGiveIdenticalDescriptors
   EngineBatchInputs fixture = production;
   fixture.seq_lens_convention = SeqLensConvention::kPrefixOnly;
   for (int32_t& seq_len : fixture.seq_lens) seq_len -= kNumDraftTokens;
-  absl::StatusOr<BatchDescriptor> a = BuildBatchDescriptor(production, pool_);
-  absl::StatusOr<BatchDescriptor> b = BuildBatchDescriptor(fixture, pool_);
+  absl::StatusOr<BatchDescriptor> a = Descriptor(BuildBatchDescriptor(production, pool_));
+  absl::StatusOr<BatchDescriptor> b = Descriptor(BuildBatchDescriptor(fixture, pool_));
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(*a, *b);
@@ -266,24 +273,26 @@ TEST_F(BatchDescriptorTest, BuildFailsWhenDraftExtendLengthsDisagreeWithAcceptLe
 }
 
 TEST_F(BatchDescriptorTest, BuildFailsWhenDraftExtendHasNoLengths) {
-  EngineBatchInputs inputs =
-      Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {20}, {3});
+  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
+                                  {20}, {3}, SpecInfo{.num_draft_tokens = kNumDraftTokens});
   inputs.extend_seq_lens.clear();
   ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
                    {"DRAFT_EXTEND needs extend_seq_lens or spec.accept_lengths"});
 }
 
 TEST_F(BatchDescriptorTest, BuildFailsWhenAcceptLengthsCountDiffers) {
-  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
-                                  {20, 30}, {3, 1}, SpecInfo{.accept_lengths = {2, 0}});
+  EngineBatchInputs inputs =
+      Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {20, 30}, {3, 1},
+           SpecInfo{.num_draft_tokens = kNumDraftTokens, .accept_lengths = {2, 0}});
   inputs.spec.accept_lengths.push_back(0);
   ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
                    {"spec.accept_lengths has 3 entries, batch has 2 requests"});
 }
 
 TEST_F(BatchDescriptorTest, BuildFailsOnNegativeAcceptLength) {
-  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
-                                  {20, 30}, {3, 1}, SpecInfo{.accept_lengths = {2, 0}});
+  EngineBatchInputs inputs =
+      Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {20, 30}, {3, 1},
+           SpecInfo{.num_draft_tokens = kNumDraftTokens, .accept_lengths = {2, 0}});
   inputs.spec.accept_lengths[1] = -1;
   ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
                    {"request 1: spec.accept_lengths[1] = -1 is negative"});
@@ -474,41 +483,41 @@ TEST_F(BatchDescriptorTest, BuildFailsWhenOutCacheLocIsNotTheRowsSlots) {
 }
 
 TEST_F(BatchDescriptorTest, ValidateFailsOnPageSizeMismatch) {
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(MakeExtend(), pool_);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(MakeExtend(), pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   batch->page_size = 16;
-  const absl::Status status = ValidateBatchDescriptor(*batch, pool_);
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_).status();
   ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("page_size = 16 differs from the pool's page size 4"));
 }
 
 TEST_F(BatchDescriptorTest, ValidateFailsOnNegativePrefixLen) {
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(MakeExtend(), pool_);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(MakeExtend(), pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   batch->requests[1].prefix_len = -1;
-  const absl::Status status = ValidateBatchDescriptor(*batch, pool_);
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_).status();
   ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("request 1: requests[1].prefix_len = -1 is negative"));
 }
 
 TEST_F(BatchDescriptorTest, ValidateFailsOnZeroNewTokens) {
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(MakeExtend(), pool_);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(MakeExtend(), pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   batch->requests[2].new_tokens = 0;
-  const absl::Status status = ValidateBatchDescriptor(*batch, pool_);
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_).status();
   ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("request 2: requests[2].new_tokens = 0 must be >= 1"));
 }
 
 TEST_F(BatchDescriptorTest, ValidateFailsOnShiftedPrefixWithoutConventionContext) {
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(MakeExtend(), pool_);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(MakeExtend(), pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   batch->requests[0].prefix_len -= 1;
   for (int32_t k = 0; k < 3; ++k) batch->positions[k] -= 1;
-  const absl::Status status = ValidateBatchDescriptor(*batch, pool_);
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_).status();
   ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(
       std::string(status.message()),
@@ -518,10 +527,10 @@ TEST_F(BatchDescriptorTest, ValidateFailsOnShiftedPrefixWithoutConventionContext
 }
 
 TEST_F(BatchDescriptorTest, ValidateFailsOnIdleWithRequests) {
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(MakeExtend(), pool_);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(MakeExtend(), pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   batch->mode = ForwardMode::kIdle;
-  const absl::Status status = ValidateBatchDescriptor(*batch, pool_);
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_).status();
   ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("an IDLE batch must be empty, got 3 requests"));
@@ -533,8 +542,11 @@ TEST(SeqLensConventionTest, NamesUsedInMessages) {
 }
 
 TEST_F(BatchDescriptorTest, BuildFailsOnAcceptLengthWithNoRoomForBonusToken) {
-  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
-                                  {10, 3}, {2, 1}, SpecInfo{.accept_lengths = {1, 0}});
+  EngineBatchInputs inputs =
+      Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {10, 3}, {2, 1},
+           SpecInfo{.num_draft_tokens = kNumDraftTokens, .accept_lengths = {1, 0}});
+  // Drafts as many as accepted, so only the bonus token's int32 room is wrong.
+  inputs.spec.num_draft_tokens = std::numeric_limits<int32_t>::max();
   inputs.spec.accept_lengths[1] = std::numeric_limits<int32_t>::max();
   ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
                    {"request 1: spec.accept_lengths[1] = 2147483647 leaves no room"});
@@ -557,13 +569,13 @@ TEST_F(BatchDescriptorTest, BuildRejectsHugeLengthsBeforeDerivingPositions) {
 }
 
 TEST_F(BatchDescriptorTest, ValidateFailsWhenNewTokensDisagreeWithTheMode) {
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(
       Make(ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly, {5, 9},
            {kNumDraftTokens, kNumDraftTokens}, SpecInfo{.num_draft_tokens = kNumDraftTokens}),
-      pool_);
+      pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();
   batch->requests[1].new_tokens = 2;
-  const absl::Status status = ValidateBatchDescriptor(*batch, pool_);
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_).status();
   ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("request 1: requests[1].new_tokens = 2 but TARGET_VERIFY verifies "
@@ -574,7 +586,7 @@ TEST_F(BatchDescriptorTest, ValidateFailsOnEmptyNonIdleBatch) {
   BatchDescriptor batch;
   batch.mode = ForwardMode::kDecode;
   batch.page_size = kPageSize;
-  const absl::Status status = ValidateBatchDescriptor(batch, pool_);
+  const absl::Status status = ValidateBatchDescriptor(batch, pool_).status();
   ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("a DECODE batch has no requests (an empty batch is IDLE)"));
@@ -584,10 +596,88 @@ TEST_F(BatchDescriptorTest, ValidateFailsOnBadSpecNamingTheField) {
   BatchDescriptor batch;
   batch.mode = ForwardMode::kDraftExtendV2;
   batch.page_size = kPageSize;
-  const absl::Status status = ValidateBatchDescriptor(batch, pool_);
+  const absl::Status status = ValidateBatchDescriptor(batch, pool_).status();
   ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("spec.num_draft_tokens = 0 must be >= 1 for DRAFT_EXTEND_V2"));
+}
+
+// ----- Silent wrong answers: values every mode rule used to wave through.
+
+TEST_F(BatchDescriptorTest, ValidateFailsOnModeOutsideTheEnum) {
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(
+      Make(ForwardMode::kDecode, SeqLensConvention::kIncludesNewTokens, {9, 4}, {1, 1}), pool_));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  batch->mode = static_cast<ForwardMode>(42);
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_).status();
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("mode = 42 is not a ForwardMode value"));
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnModeOrConventionOutsideTheEnum) {
+  EngineBatchInputs inputs = MakeExtend();
+  inputs.mode = static_cast<ForwardMode>(-1);
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"mode = -1 is not a ForwardMode value"});
+  inputs = MakeExtend();
+  inputs.seq_lens_convention = static_cast<SeqLensConvention>(7);
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"seq_lens_convention = 7 is not a SeqLensConvention value"});
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnAcceptLengthBeyondTheDrafts) {
+  EngineBatchInputs inputs =
+      Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens, {20, 30}, {3, 1},
+           SpecInfo{.num_draft_tokens = kNumDraftTokens, .accept_lengths = {2, 0}});
+  inputs.spec.num_draft_tokens = 1;
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"request 0: spec.accept_lengths[0] = 2 exceeds spec.num_draft_tokens = 1"});
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnDraftExtendWithoutDrafts) {
+  EngineBatchInputs inputs = Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
+                                  {20, 30}, {3, 1}, SpecInfo{.num_draft_tokens = kNumDraftTokens});
+  inputs.spec.num_draft_tokens = 0;
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"spec.num_draft_tokens = 0 must be >= 1 for DRAFT_EXTEND"});
+}
+
+TEST_F(BatchDescriptorTest, ValidateFailsOnDraftExtendLongerThanTheDraftsAllow) {
+  absl::StatusOr<BatchDescriptor> batch =
+      Descriptor(BuildBatchDescriptor(Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
+                                {20, 30}, {3, 5}, SpecInfo{.num_draft_tokens = kNumDraftTokens}),
+                           pool_));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  batch->spec.num_draft_tokens = 3;
+  const absl::Status status = ValidateBatchDescriptor(*batch, pool_).status();
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("request 1: requests[1].new_tokens = 5 but DRAFT_EXTEND extends at most "
+                        "spec.num_draft_tokens + 1 = 4"));
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnDraftStepBeyondTheDrafts) {
+  EngineBatchInputs inputs = Make(ForwardMode::kDecode, SeqLensConvention::kPrefixOnly, {9}, {1},
+                                  SpecInfo{.num_draft_tokens = kNumDraftTokens, .draft_step = 3});
+  inputs.spec.num_draft_tokens = 3;
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"spec.draft_step = 3 must be < spec.num_draft_tokens = 3"});
+}
+
+// Regression: a TARGET_VERIFY batch whose pool row holds fewer drafts than
+// spec.num_draft_tokens was blamed on the seq_lens convention.
+TEST_F(BatchDescriptorTest, BuildNamesTheDraftCountNotTheConventionForVerify) {
+  EngineBatchInputs inputs = Make(ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly,
+                                  {9, 4}, {3, 3}, SpecInfo{.num_draft_tokens = 3});
+  inputs.spec.num_draft_tokens = kNumDraftTokens;
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(inputs, pool_));
+  ASSERT_EQ(batch.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(batch.status().message()),
+              AllOf(HasSubstr("request 0: row"),
+                    HasSubstr("has 3 reserved draft slots (DraftLength) but TARGET_VERIFY reads "
+                              "spec.num_draft_tokens = 4")));
+  EXPECT_THAT(std::string(batch.status().message()),
+              ::testing::Not(HasSubstr("seq_lens_convention")));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "spec_decode/engine_batch.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -10,20 +11,17 @@
 namespace paged_attention {
 namespace {
 
-// Allocates request i's committed prefix and this step's slots; appends the
-// request to `inputs`.
-absl::Status AddRequest(KvPagePool& pool, ForwardMode mode, SeqLensConvention convention,
-                        int32_t prefix_len, int32_t new_tokens, const SpecInfo& spec, size_t i,
-                        std::vector<int32_t>& created, EngineBatchInputs& inputs) {
+// Checks request i before anything is allocated, so that a bad request is
+// refused with the pool untouched and named by the field that is wrong.
+absl::Status CheckRequest(const KvPagePool& pool, ForwardMode mode, int32_t prefix_len,
+                          int32_t new_tokens, const SpecInfo& spec, size_t i) {
   if (prefix_len < 0 || new_tokens < 0) {
     return absl::InvalidArgumentError(absl::StrCat("request ", i, ": prefix_lens[", i,
                                                    "] = ", prefix_len, ", new_tokens[", i,
                                                    "] = ", new_tokens, " must not be negative"));
   }
   const bool draft_decode = mode == ForwardMode::kDecode && spec.draft_step >= 0;
-  // Tokens of earlier draft steps: reserved, not committed.
-  const int32_t earlier_draft = draft_decode ? spec.draft_step : 0;
-  if (prefix_len < earlier_draft) {
+  if (draft_decode && prefix_len < spec.draft_step) {
     return absl::InvalidArgumentError(
         absl::StrCat("request ", i, ": prefix_lens[", i, "] = ", prefix_len,
                      " is shorter than spec.draft_step = ", spec.draft_step,
@@ -35,6 +33,52 @@ absl::Status AddRequest(KvPagePool& pool, ForwardMode mode, SeqLensConvention co
         absl::StrCat("request ", i, ": prefix_lens[", i, "] = ", prefix_len, " + new_tokens[", i,
                      "] = ", new_tokens, " exceeds the pool's row width ", pool.row_width()));
   }
+  // Counts the mode fixes. TARGET_VERIFY's and DECODE's are not passed on as
+  // extend_seq_lens (upstream does not), so a wrong one would otherwise
+  // surface as unwritten rows blamed on the seq_lens convention.
+  int64_t fixed = -1;
+  std::string why;
+  switch (mode) {
+    case ForwardMode::kDecode:
+      fixed = 1;
+      why = "DECODE writes 1 token per request";
+      break;
+    case ForwardMode::kTargetVerify:
+      fixed = spec.num_draft_tokens;
+      why = absl::StrCat("TARGET_VERIFY verifies spec.num_draft_tokens = ", fixed,
+                         " tokens per request");
+      break;
+    case ForwardMode::kDraftExtendV2:
+      fixed = spec.num_draft_tokens;
+      why = absl::StrCat("DRAFT_EXTEND_V2 extends spec.num_draft_tokens = ", fixed,
+                         " tokens per request");
+      break;
+    case ForwardMode::kDraftExtend:
+      if (i < spec.accept_lengths.size()) {
+        fixed = int64_t{spec.accept_lengths[i]} + 1;
+        why = absl::StrCat("DRAFT_EXTEND extends spec.accept_lengths[", i, "] + 1 = ", fixed);
+      }
+      break;
+    case ForwardMode::kExtend:
+    case ForwardMode::kMixed:
+    case ForwardMode::kIdle:
+      break;
+  }
+  if (fixed >= 0 && new_tokens != fixed) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("request ", i, ": new_tokens[", i, "] = ", new_tokens, " but ", why));
+  }
+  return absl::OkStatus();
+}
+
+// Allocates request i's committed prefix and this step's slots (checked by
+// CheckRequest); appends the request to `inputs`.
+absl::Status AddRequest(KvPagePool& pool, ForwardMode mode, SeqLensConvention convention,
+                        int32_t prefix_len, int32_t new_tokens, const SpecInfo& spec,
+                        std::vector<int32_t>& created, EngineBatchInputs& inputs) {
+  const bool draft_decode = mode == ForwardMode::kDecode && spec.draft_step >= 0;
+  // Tokens of earlier draft steps: reserved, not committed.
+  const int32_t earlier_draft = draft_decode ? spec.draft_step : 0;
   ASSIGN_OR_RETURN(const int32_t row, pool.CreateRequest());
   created.push_back(row);
   RETURN_IF_ERROR(pool.Extend(row, prefix_len - earlier_draft));
@@ -82,6 +126,24 @@ absl::StatusOr<EngineBatchInputs> MakeEngineBatch(KvPagePool& pool, ForwardMode 
     return absl::InvalidArgumentError(absl::StrCat("prefix_lens has ", prefix_lens.size(),
                                                    " entries, new_tokens has ", new_tokens.size()));
   }
+  if (!IsKnownForwardMode(mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mode = ", static_cast<int64_t>(mode), " is not a ForwardMode value"));
+  }
+  if (convention != SeqLensConvention::kPrefixOnly &&
+      convention != SeqLensConvention::kIncludesNewTokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "convention = ", static_cast<int64_t>(convention), " is not a SeqLensConvention value"));
+  }
+  if (mode == ForwardMode::kDraftExtend && !spec.accept_lengths.empty() &&
+      spec.accept_lengths.size() != prefix_lens.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.accept_lengths has ", spec.accept_lengths.size(),
+                     " entries, prefix_lens has ", prefix_lens.size()));
+  }
+  for (size_t i = 0; i < prefix_lens.size(); ++i) {
+    RETURN_IF_ERROR(CheckRequest(pool, mode, prefix_lens[i], new_tokens[i], spec, i));
+  }
   EngineBatchInputs inputs;
   inputs.mode = mode;
   inputs.seq_lens_convention = convention;
@@ -89,11 +151,15 @@ absl::StatusOr<EngineBatchInputs> MakeEngineBatch(KvPagePool& pool, ForwardMode 
   std::vector<int32_t> created;
   for (size_t i = 0; i < prefix_lens.size(); ++i) {
     const absl::Status status =
-        AddRequest(pool, mode, convention, prefix_lens[i], new_tokens[i], spec, i, created, inputs);
+        AddRequest(pool, mode, convention, prefix_lens[i], new_tokens[i], spec, created, inputs);
     if (!status.ok()) {
-      // Leave the pool as it was; these rows were created here, so freeing
-      // them cannot fail.
-      for (int32_t row : created) pool.FreeRequest(row).IgnoreError();
+      // Only the pool's resources can run out here (CheckRequest passed).
+      // Free newest first: the pool's free lists are stacks, so this pushes
+      // every page and row back exactly where it was, and the pool hands out
+      // the same pages and rows in the same order as if this call never ran.
+      for (auto row = created.rbegin(); row != created.rend(); ++row) {
+        pool.FreeRequest(*row).IgnoreError();  // created here: cannot fail
+      }
       return status;
     }
   }

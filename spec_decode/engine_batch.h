@@ -33,11 +33,20 @@ namespace paged_attention {
 // Returns inputs with seq_lens in `convention`, extend_seq_lens = new_tokens
 // (left empty for DECODE and TARGET_VERIFY, as upstream does), out_cache_loc
 // = req_to_token[row][prefix .. prefix + new), positions = prefix + j, and
-// `spec`. IDLE takes empty spans. Mode rules (e.g. DECODE's one token) are
-// BuildBatchDescriptor's to check, not this function's. On error the
-// requests created so far are freed, so nothing leaks: InvalidArgument for
-// mismatched sizes or negative lengths, OutOfRange for prefix + new tokens past
-// the pool's row width, the pool's errors otherwise (e.g. ResourceExhausted).
+// `spec`. IDLE takes empty spans. The counts a mode fixes are checked here,
+// by name (DECODE 1, TARGET_VERIFY and DRAFT_EXTEND_V2
+// spec.num_draft_tokens, DRAFT_EXTEND spec.accept_lengths[i] + 1 when given):
+// the engine inputs leave DECODE's and TARGET_VERIFY's counts out, so a wrong
+// one could not be told from a wrong seq_lens convention later. The rest of
+// the spec is BuildBatchDescriptor's to check.
+//
+// Errors: InvalidArgument for mismatched sizes, negative lengths, a mode or
+// convention outside its enum, or a count the mode fixes; OutOfRange for
+// prefix + new tokens past the pool's row width (all found before the pool
+// is touched); the pool's errors otherwise (ResourceExhausted: pages or rows
+// ran out). On any error the pool is left exactly as it was: the same counts,
+// table and free lists, so it hands out the same rows and pages in the same
+// order as if the call had not been made.
 absl::StatusOr<EngineBatchInputs> MakeEngineBatch(KvPagePool& pool, ForwardMode mode,
                                                   SeqLensConvention convention,
                                                   absl::Span<const int32_t> prefix_lens,

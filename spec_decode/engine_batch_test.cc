@@ -18,7 +18,15 @@
 namespace paged_attention {
 namespace {
 
+// The descriptor of a successful build (tests inspect its plain fields).
+absl::StatusOr<BatchDescriptor> Descriptor(absl::StatusOr<ValidatedBatch> batch) {
+  if (!batch.ok()) return batch.status();
+  return batch->descriptor();
+}
+
+
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr int32_t kNumDraftTokens = 4;
 
@@ -86,7 +94,7 @@ TEST_P(EngineBatchRoundTripTest, BuildsTheDescriptorTheEngineMeant) {
       c.mode == ForwardMode::kDecode || c.mode == ForwardMode::kTargetVerify;
   EXPECT_EQ(inputs->extend_seq_lens.empty(), upstream_leaves_extend_empty);
 
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(*inputs, pool);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(*inputs, pool));
   ASSERT_TRUE(batch.ok()) << batch.status();
   ASSERT_EQ(batch->batch_size(), static_cast<int32_t>(c.prefix_lens.size()));
   EXPECT_EQ(batch->spec, c.spec);
@@ -117,7 +125,7 @@ TEST_P(EngineBatchRoundTripTest, BuildsTheDescriptorTheEngineMeant) {
   wrong.seq_lens_convention = convention == SeqLensConvention::kIncludesNewTokens
                                   ? SeqLensConvention::kPrefixOnly
                                   : SeqLensConvention::kIncludesNewTokens;
-  absl::StatusOr<BatchDescriptor> rejected = BuildBatchDescriptor(wrong, pool);
+  absl::StatusOr<BatchDescriptor> rejected = Descriptor(BuildBatchDescriptor(wrong, pool));
   ASSERT_FALSE(rejected.ok()) << "wrong convention accepted";
   EXPECT_EQ(rejected.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(rejected.status().message()), HasSubstr("request "));
@@ -152,7 +160,7 @@ TEST(EngineBatchTest, IdleBatchIsEmptyAndBuilds) {
       MakeEngineBatch(pool, ForwardMode::kIdle, SeqLensConvention::kPrefixOnly, {}, {}, {});
   ASSERT_TRUE(inputs.ok()) << inputs.status();
   EXPECT_TRUE(inputs->req_pool_indices.empty());
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(*inputs, pool);
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(BuildBatchDescriptor(*inputs, pool));
   ASSERT_TRUE(batch.ok()) << batch.status();
   EXPECT_EQ(batch->batch_size(), 0);
 }
@@ -229,6 +237,138 @@ TEST(EngineBatchTest, MakeFailsWhenRowsRunOutAndFreesWhatItCreated) {
   EXPECT_THAT(std::string(inputs.status().message()), HasSubstr("all 2 request rows are in use"));
   EXPECT_EQ(pool.active_requests(), 0);
   EXPECT_EQ(pool.used_pages(), 0);
+}
+
+// What a pool hands out from now on: requests created until the rows run
+// out, each extended page by page until the pages run out (row and slots).
+std::vector<std::vector<int32_t>> FutureAllocations(KvPagePool pool) {
+  std::vector<std::vector<int32_t>> allocations;
+  for (absl::StatusOr<int32_t> row = pool.CreateRequest(); row.ok(); row = pool.CreateRequest()) {
+    std::vector<int32_t> taken = {*row};
+    while (pool.Extend(*row, pool.page_size()).ok()) {
+      taken.push_back(pool.Slot(*row, *pool.Length(*row) - 1).value());
+    }
+    allocations.push_back(std::move(taken));
+  }
+  return allocations;
+}
+
+// Regression: a failed call freed its requests oldest first, which put the
+// pool's row and page stacks back in another order: counts were conserved
+// but later requests got other rows and pages than from an untouched pool.
+TEST(EngineBatchTest, FailedMakeLeavesThePoolHandingOutWhatAFreshPoolWould) {
+  const PagePoolConfig config{.num_pages = 13,
+                              .page_size = 2,
+                              .max_requests = 5,
+                              .max_context_len = 32,
+                              .num_draft_tokens = 2};
+  struct Failing {
+    std::string name;
+    ForwardMode mode;
+    std::vector<int32_t> prefix_lens, new_tokens;
+    SpecInfo spec;
+    absl::StatusCode code;
+  };
+  const std::vector<Failing> cases = {
+      {"pages run out in the last request",
+       ForwardMode::kExtend,
+       {3, 5, 9},
+       {2, 1, 9},
+       {},
+       absl::StatusCode::kResourceExhausted},
+      {"pages run out in a draft reserve",
+       ForwardMode::kTargetVerify,
+       {4, 6, 11},
+       {2, 2, 2},
+       SpecInfo{.num_draft_tokens = 2},
+       absl::StatusCode::kResourceExhausted},
+      {"rows run out",
+       ForwardMode::kDecode,
+       {1, 2, 3, 4, 5},
+       {1, 1, 1, 1, 1},
+       {},
+       absl::StatusCode::kResourceExhausted},
+      {"a bad request after good ones",
+       ForwardMode::kExtend,
+       {1, 2, -3},
+       {1, 1, 1},
+       {},
+       absl::StatusCode::kInvalidArgument},
+  };
+  for (const uint64_t seed : {1, 7}) {
+    KvPagePool fresh = KvPagePool::Create(config).value();
+    ASSERT_TRUE(fresh.ShufflePageOrder(seed).ok());
+    // A live request the batch does not own, so the stacks are not trivially full.
+    const int32_t other = fresh.CreateRequest().value();
+    ASSERT_TRUE(fresh.Extend(other, 3).ok());
+    const std::vector<std::vector<int32_t>> expected = FutureAllocations(fresh);
+    for (const Failing& c : cases) {
+      SCOPED_TRACE(absl::StrCat(c.name, ", seed ", seed));
+      KvPagePool pool = fresh;
+      const absl::StatusOr<EngineBatchInputs> inputs = MakeEngineBatch(
+          pool, c.mode, SeqLensConvention::kPrefixOnly, c.prefix_lens, c.new_tokens, c.spec);
+      ASSERT_EQ(inputs.status().code(), c.code) << inputs.status();
+      EXPECT_EQ(pool.active_requests(), fresh.active_requests());
+      EXPECT_EQ(pool.used_pages(), fresh.used_pages());
+      EXPECT_TRUE(std::equal(pool.req_to_token().begin(), pool.req_to_token().end(),
+                             fresh.req_to_token().begin()));
+      EXPECT_EQ(FutureAllocations(pool), expected);
+    }
+  }
+}
+
+// Regression: TARGET_VERIFY and DECODE pass no extend_seq_lens, so a count
+// other than the mode's surfaced later as unwritten rows blamed on the
+// seq_lens convention. It is named here, before the pool is touched.
+TEST(EngineBatchTest, MakeNamesACountTheModeFixes) {
+  struct Case {
+    ForwardMode mode;
+    std::vector<int32_t> new_tokens;
+    SpecInfo spec;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {ForwardMode::kTargetVerify,
+       {4, 3},
+       SpecInfo{.num_draft_tokens = 4},
+       "request 1: new_tokens[1] = 3 but TARGET_VERIFY verifies spec.num_draft_tokens = 4 tokens "
+       "per request"},
+      {ForwardMode::kDraftExtendV2,
+       {5, 4},
+       SpecInfo{.num_draft_tokens = 4},
+       "request 0: new_tokens[0] = 5 but DRAFT_EXTEND_V2 extends spec.num_draft_tokens = 4"},
+      {ForwardMode::kDecode,
+       {1, 2},
+       {},
+       "request 1: new_tokens[1] = 2 but DECODE writes 1 token per request"},
+      {ForwardMode::kDraftExtend,
+       {3, 3},
+       SpecInfo{.num_draft_tokens = 4, .accept_lengths = {2, 1}},
+       "request 1: new_tokens[1] = 3 but DRAFT_EXTEND extends spec.accept_lengths[1] + 1 = 2"},
+  };
+  for (const Case& c : cases) {
+    KvPagePool pool = SmallPool();
+    const absl::StatusOr<EngineBatchInputs> inputs =
+        MakeEngineBatch(pool, c.mode, SeqLensConvention::kPrefixOnly, {4, 2}, c.new_tokens, c.spec);
+    ASSERT_EQ(inputs.status().code(), absl::StatusCode::kInvalidArgument) << inputs.status();
+    EXPECT_THAT(std::string(inputs.status().message()), HasSubstr(c.message));
+    EXPECT_THAT(std::string(inputs.status().message()), Not(HasSubstr("seq_lens")));
+    EXPECT_EQ(pool.active_requests(), 0);
+  }
+}
+
+TEST(EngineBatchTest, MakeFailsOnModeOrConventionOutsideTheEnum) {
+  KvPagePool pool = SmallPool();
+  absl::StatusOr<EngineBatchInputs> inputs = MakeEngineBatch(
+      pool, static_cast<ForwardMode>(9), SeqLensConvention::kPrefixOnly, {1}, {1}, {});
+  ASSERT_EQ(inputs.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(inputs.status().message()), HasSubstr("mode = 9 is not a ForwardMode"));
+  inputs =
+      MakeEngineBatch(pool, ForwardMode::kExtend, static_cast<SeqLensConvention>(2), {1}, {1}, {});
+  ASSERT_EQ(inputs.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(inputs.status().message()),
+              HasSubstr("convention = 2 is not a SeqLensConvention value"));
+  EXPECT_EQ(pool.active_requests(), 0);
 }
 
 }  // namespace

@@ -27,6 +27,13 @@ absl::string_view ForwardModeName(ForwardMode mode) {
   return "UNKNOWN";
 }
 
+bool IsKnownForwardMode(ForwardMode mode) {
+  for (ForwardMode known : kAllForwardModes) {
+    if (mode == known) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<ForwardMode> ParseForwardMode(absl::string_view name) {
   std::string valid;
   for (ForwardMode mode : kAllForwardModes) {

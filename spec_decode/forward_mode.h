@@ -33,6 +33,11 @@ inline constexpr ForwardMode kAllForwardModes[] = {
     ForwardMode::kDraftExtendV2,
 };
 
+// True for the seven modes above; false for any other value cast to
+// ForwardMode (e.g. read from a file or another process), which the
+// predicates would silently treat as "none of these".
+bool IsKnownForwardMode(ForwardMode mode);
+
 // Whether a predicate counts DRAFT_EXTEND_V2 (upstream's include_v2 /
 // include_draft_extend_v2 keyword, which defaults to exclude).
 enum class DraftExtendV2Policy { kExclude, kInclude };

@@ -81,5 +81,12 @@ TEST(ForwardModeTest, ParseFailsNamingTheString) {
   }
 }
 
+TEST(ForwardModeTest, OnlyTheSevenModesAreKnown) {
+  for (ForwardMode mode : kAllForwardModes) EXPECT_TRUE(IsKnownForwardMode(mode));
+  for (int value : {-1, 7, 8, 42, 1 << 30}) {
+    EXPECT_FALSE(IsKnownForwardMode(static_cast<ForwardMode>(value))) << value;
+  }
+}
+
 }  // namespace
 }  // namespace paged_attention

@@ -74,6 +74,19 @@ absl::StatusOr<Scenario> BuildScenario(const ScenarioSpec& spec) {
   return Scenario{std::move(pool), std::move(inputs), std::move(batch)};
 }
 
+PlannerConfig HostPlannerConfig(int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                                const AttentionOptions& options) {
+  PlannerConfig config;
+  config.num_q_heads = num_q_heads;
+  config.num_kv_heads = num_kv_heads;
+  config.head_dim = head_dim;
+  config.num_sms = 132;
+  config.ctas_per_sm = 2;
+  config.mask = options.mask;
+  config.window_left = options.mask == MaskMode::kCausal ? options.window_left : -1;
+  return config;
+}
+
 PagedAttentionArgs ArgsFor(const AttentionData& data, const void* q, const void* k_cache,
                            const void* v_cache, void* out, float* lse,
                            const AttentionMetadata& metadata, const AttentionOptions& options) {
@@ -98,6 +111,23 @@ absl::StatusOr<AttentionData> MakeAttentionData(const KvPagePool& pool,
                                                 int32_t num_kv_heads, int32_t head_dim, DType dtype,
                                                 uint64_t seed) {
   const BatchDescriptor& batch = validated.descriptor();
+  // Checked before anything is sized by them: a negative or huge count would
+  // otherwise reach std::vector (length_error, bad_alloc).
+  if (num_q_heads < 1 || num_kv_heads < 1 || head_dim < 1 || num_q_heads % num_kv_heads != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("MakeAttentionData: num_q_heads = ", num_q_heads,
+                     ", num_kv_heads = ", num_kv_heads, ", head_dim = ", head_dim,
+                     ": need positive values with num_q_heads a multiple of num_kv_heads"));
+  }
+  // Q as float while drawn, then in dtype; int64, each factor < 2^31.
+  const int64_t q_bytes = int64_t{batch.num_tokens()} * num_q_heads * head_dim *
+                          (static_cast<int64_t>(sizeof(float)) + DTypeSize(dtype));
+  if (q_bytes > kMaxHostKvCacheBytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("MakeAttentionData: q of ", batch.num_tokens(), " tokens * num_q_heads ",
+                     num_q_heads, " * head_dim ", head_dim, " would take ", q_bytes,
+                     " bytes, more than the host budget of ", kMaxHostKvCacheBytes));
+  }
   KvCacheLayout layout;
   layout.num_pages = pool.num_pages();
   layout.page_size = pool.page_size();

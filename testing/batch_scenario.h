@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "attention/base/dtype.h"
 #include "attention/kernel/paged_attention_args.h"
+#include "attention/planner/metadata_planner.h"
 #include "kv_cache/kv_cache.h"
 #include "kv_cache/page_pool.h"
 #include "spec_decode/batch_descriptor.h"
@@ -49,6 +50,12 @@ struct Scenario {
 
 absl::StatusOr<Scenario> BuildScenario(const ScenarioSpec& spec);
 
+// A planner config for host-only plans in tests and tools: the given heads,
+// head_dim and mask on an H200-like geometry (132 SMs, 2 CTAs per SM). Code
+// that launches the kernels asks the GPU instead (GpuPlannerConfig).
+PlannerConfig HostPlannerConfig(int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                                const AttentionOptions& options = AttentionOptions{});
+
 // Q/K/V for one attention call over a scenario's pool and batch.
 struct AttentionData {
   int32_t num_q_heads = 0;
@@ -65,6 +72,9 @@ PagedAttentionArgs ArgsFor(const AttentionData& data, const void* q, const void*
                            const void* v_cache, void* out, float* lse,
                            const AttentionMetadata& metadata, const AttentionOptions& options);
 
+// InvalidArgument for non-positive heads or head_dim or num_q_heads not a
+// multiple of num_kv_heads; ResourceExhausted when Q or the K/V cache would
+// pass the host budget (kMaxHostKvCacheBytes each), before allocating.
 absl::StatusOr<AttentionData> MakeAttentionData(const KvPagePool& pool,
                                                 const ValidatedBatch& batch, int32_t num_q_heads,
                                                 int32_t num_kv_heads, int32_t head_dim, DType dtype,

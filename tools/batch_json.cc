@@ -4,9 +4,14 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "attention/base/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -53,6 +58,70 @@ int NestingDepth(absl::string_view text, int limit) {
   }
   return max_depth;
 }
+
+// A SAX pass over the text before the DOM parse: the DOM parser keeps the
+// last of two equal keys silently, so duplicates are found here, with the
+// batch they are in. Also records whether the root is an array.
+class StructureCheck : public nlohmann::json_sax<json> {
+ public:
+  bool root_is_array() const { return root_is_array_; }
+  // Empty when the text is well formed; else the one-line error.
+  const std::string& error() const { return error_; }
+
+  bool null() override { return Value(); }
+  bool boolean(bool) override { return Value(); }
+  bool number_integer(number_integer_t) override { return Value(); }
+  bool number_unsigned(number_unsigned_t) override { return Value(); }
+  bool number_float(number_float_t, const string_t&) override { return Value(); }
+  bool string(string_t&) override { return Value(); }
+  bool binary(binary_t&) override { return Value(); }
+  bool start_object(std::size_t) override { return Open(/*is_object=*/true); }
+  bool start_array(std::size_t) override { return Open(/*is_object=*/false); }
+  bool end_object() override { return Close(); }
+  bool end_array() override { return Close(); }
+  bool key(string_t& key) override {
+    Frame& frame = frames_.back();
+    if (!frame.keys.insert(key).second) {
+      // Inside a root array the batch is the root's latest element.
+      const int64_t batch = root_is_array_ ? frames_.front().elements - 1 : 0;
+      error_ = absl::StrCat("batch ", batch, ": field ", Brief(json(key)),
+                            " appears twice in one object (each field may be given once)");
+      return false;
+    }
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception&) override {
+    error_ = absl::StrCat("batch file is not valid JSON (at byte ", position, ")");
+    return false;
+  }
+
+ private:
+  struct Frame {
+    bool is_object = false;
+    int64_t elements = 0;  // values seen so far in an array
+    std::set<std::string> keys;
+  };
+
+  bool Value() {
+    if (!frames_.empty() && !frames_.back().is_object) ++frames_.back().elements;
+    return true;
+  }
+  bool Open(bool is_object) {
+    if (frames_.empty()) root_is_array_ = !is_object;
+    Value();
+    frames_.push_back(Frame{is_object, 0, {}});
+    return true;
+  }
+  bool Close() {
+    frames_.pop_back();
+    return true;
+  }
+
+  std::vector<Frame> frames_;
+  bool root_is_array_ = false;
+  std::string error_;
+};
 
 class BatchParser {
  public:
@@ -101,6 +170,7 @@ class BatchParser {
     ASSIGN_OR_RETURN(std::optional<std::vector<int32_t>> new_tokens, IntArray("new_tokens"));
     ASSIGN_OR_RETURN(std::optional<std::vector<int32_t>> accept, IntArray("accept_lengths"));
     if (accept) spec.spec.accept_lengths = *accept;
+    RETURN_IF_ERROR(CheckSpeculation(spec, draft_tokens.has_value()));
     if (spec.mode == ForwardMode::kIdle) {
       if ((seq_lens && !seq_lens->empty()) || (new_tokens && !new_tokens->empty())) {
         return Error(absl::StrCat(where_, ": an IDLE batch has no requests"));
@@ -126,6 +196,51 @@ class BatchParser {
       return Error(absl::StrCat(where_, ": new_tokens has ", new_tokens->size(),
                                 " entries but seq_lens has ", bs));
     }
+    if (accept && accept->size() != bs) {
+      return Error(absl::StrCat(where_, ": accept_lengths has ", accept->size(),
+                                " entries but seq_lens has ", bs));
+    }
+    // A count the mode fixes is checked here, by name: left to the pool and
+    // descriptor checks it surfaces as unwritten rows, blamed on seq_lens.
+    for (size_t i = 0; i < bs; ++i) {
+      int64_t fixed = -1;
+      std::string why;
+      switch (spec.mode) {
+        case ForwardMode::kDecode:
+          fixed = 1;
+          why = "DECODE writes 1 token per request";
+          break;
+        case ForwardMode::kTargetVerify:
+          fixed = spec.spec.num_draft_tokens;
+          why = absl::StrCat("TARGET_VERIFY verifies num_draft_tokens = ", fixed,
+                             " tokens per request");
+          break;
+        case ForwardMode::kDraftExtendV2:
+          fixed = spec.spec.num_draft_tokens;
+          why = absl::StrCat("DRAFT_EXTEND_V2 extends num_draft_tokens = ", fixed,
+                             " tokens per request");
+          break;
+        case ForwardMode::kDraftExtend:
+          if (accept) {
+            fixed = int64_t{(*accept)[i]} + 1;
+            why = absl::StrCat("DRAFT_EXTEND extends accept_lengths[", i, "] + 1 = ", fixed);
+          }
+          break;
+        default:
+          break;
+      }
+      if (fixed >= 0 && (*new_tokens)[i] != fixed) {
+        return Error(absl::StrCat(where_, ": request ", i, ": new_tokens[", i,
+                                  "] = ", (*new_tokens)[i], " but ", why));
+      }
+      if (spec.mode == ForwardMode::kDraftExtend &&
+          (*new_tokens)[i] > int64_t{spec.spec.num_draft_tokens} + 1) {
+        return Error(absl::StrCat(where_, ": request ", i, ": new_tokens[", i,
+                                  "] = ", (*new_tokens)[i],
+                                  " but DRAFT_EXTEND extends at most num_draft_tokens + 1 = ",
+                                  int64_t{spec.spec.num_draft_tokens} + 1));
+      }
+    }
     for (size_t i = 0; i < bs; ++i) {
       int64_t prefix = (*seq_lens)[i];
       if (spec.convention == SeqLensConvention::kIncludesNewTokens) prefix -= (*new_tokens)[i];
@@ -143,6 +258,46 @@ class BatchParser {
  private:
   static absl::Status Error(std::string message) {
     return absl::InvalidArgumentError(std::move(message));
+  }
+
+  // The speculative fields against the mode and each other, so that no
+  // combination plans something other than what the file says.
+  absl::Status CheckSpeculation(const ScenarioSpec& spec, bool has_draft_tokens) const {
+    const int32_t nd = spec.spec.num_draft_tokens;
+    const bool needs_drafts = spec.mode == ForwardMode::kTargetVerify ||
+                              spec.mode == ForwardMode::kDraftExtend ||
+                              spec.mode == ForwardMode::kDraftExtendV2;
+    if (needs_drafts && nd < 1) {
+      return Error(absl::StrCat(
+          where_, ": num_draft_tokens ",
+          has_draft_tokens ? absl::StrCat("= ", nd, " must be >= 1") : std::string("is required"),
+          " for mode ", ForwardModeName(spec.mode)));
+    }
+    if (spec.spec.draft_step >= 0) {
+      if (spec.mode != ForwardMode::kDecode) {
+        return Error(absl::StrCat(where_, ": draft_step = ", spec.spec.draft_step,
+                                  " is only for DECODE batches, not ", ForwardModeName(spec.mode)));
+      }
+      // Step s writes draft token s of num_draft_tokens.
+      if (spec.spec.draft_step >= nd) {
+        return Error(absl::StrCat(where_, ": draft_step = ", spec.spec.draft_step,
+                                  " must be < num_draft_tokens = ", nd,
+                                  " (step s writes draft token s)"));
+      }
+    }
+    const std::vector<int32_t>& accept = spec.spec.accept_lengths;
+    if (!accept.empty() && spec.mode != ForwardMode::kDraftExtend) {
+      return Error(absl::StrCat(where_, ": accept_lengths is only for DRAFT_EXTEND, not ",
+                                ForwardModeName(spec.mode)));
+    }
+    for (size_t i = 0; i < accept.size(); ++i) {
+      if (accept[i] > nd) {
+        return Error(absl::StrCat(where_, ": request ", i, ": accept_lengths[", i,
+                                  "] = ", accept[i], " exceeds num_draft_tokens = ", nd,
+                                  " (no more drafts than were proposed can be accepted)"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::string> RequiredString(const char* field) {
@@ -203,19 +358,38 @@ class BatchParser {
 
 }  // namespace
 
-absl::StatusOr<std::vector<ScenarioSpec>> ParseBatchFile(absl::string_view text) {
+absl::StatusOr<BatchFile> ParseBatchFile(absl::string_view text) {
   if (static_cast<int64_t>(text.size()) > kMaxBatchFileBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "batch file has ", text.size(), " bytes, more than the limit of ", kMaxBatchFileBytes));
+  }
+  // The JSON parser ends its input at a NUL byte and skips a leading byte
+  // order mark: both would let it read something other than the file.
+  if (const size_t nul = text.find('\0'); nul != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("batch file has a NUL byte at byte ", nul,
+                                                   " (a JSON text has none; the rest would be "
+                                                   "ignored)"));
+  }
+  if (absl::StartsWith(text, "\xEF\xBB\xBF")) {
+    return absl::InvalidArgumentError(
+        "batch file starts with a UTF-8 byte order mark (EF BB BF); save it without one");
   }
   if (NestingDepth(text, kMaxBatchFileDepth) > kMaxBatchFileDepth) {
     return absl::InvalidArgumentError(
         absl::StrCat("batch file nests arrays/objects more than ", kMaxBatchFileDepth, " deep"));
   }
+  StructureCheck structure;
+  json::sax_parse(text.begin(), text.end(), &structure, nlohmann::detail::input_format_t::json,
+                  /*strict=*/true);
+  if (!structure.error().empty()) return absl::InvalidArgumentError(structure.error());
   const json root = json::parse(text.begin(), text.end(), /*cb=*/nullptr,
                                 /*allow_exceptions=*/false);
   if (root.is_discarded()) return absl::InvalidArgumentError("batch file is not valid JSON");
-  std::vector<ScenarioSpec> specs;
+  BatchFile file;
+  file.is_array = root.is_array();
+  if (file.is_array != structure.root_is_array()) {
+    return absl::InternalError("batch file: the two parses disagree on the root's type");
+  }
   if (root.is_array()) {
     if (root.empty()) return absl::InvalidArgumentError("batch file holds an empty array");
     if (root.size() > static_cast<size_t>(kMaxBatchesPerFile)) {
@@ -225,13 +399,13 @@ absl::StatusOr<std::vector<ScenarioSpec>> ParseBatchFile(absl::string_view text)
     }
     for (size_t i = 0; i < root.size(); ++i) {
       ASSIGN_OR_RETURN(ScenarioSpec spec, BatchParser(root[i], static_cast<int>(i)).Parse());
-      specs.push_back(std::move(spec));
+      file.specs.push_back(std::move(spec));
     }
-    return specs;
+    return file;
   }
   ASSIGN_OR_RETURN(ScenarioSpec spec, BatchParser(root, 0).Parse());
-  specs.push_back(std::move(spec));
-  return specs;
+  file.specs.push_back(std::move(spec));
+  return file;
 }
 
 absl::Status UseCommonPool(std::vector<ScenarioSpec>& specs) {
@@ -283,38 +457,157 @@ absl::Status UseCommonPool(std::vector<ScenarioSpec>& specs) {
   return absl::OkStatus();
 }
 
-std::string MetadataJson(const HostMetadata& metadata, const BatchDescriptor& batch,
-                         const KvPagePool& pool, absl::string_view run) {
-  const int32_t live = batch.batch_size();
-  json out = json::object();
-  out["mode"] = std::string(ForwardModeName(batch.mode));
-  out["page_size"] = metadata.page_size;
-  out["cache_seqlens"] =
-      std::vector<int32_t>(metadata.cache_seqlens.begin(), metadata.cache_seqlens.begin() + live);
-  out["cu_seqlens_q"] =
-      std::vector<int32_t>(metadata.cu_seqlens_q.begin(), metadata.cu_seqlens_q.begin() + live + 1);
-  out["cu_seqlens_k"] =
-      std::vector<int32_t>(metadata.cu_seqlens_k.begin(), metadata.cu_seqlens_k.begin() + live + 1);
-  int32_t max_q = 0, max_k = 0;
-  json page_table = json::array(), token_slots = json::array();
-  for (int32_t i = 0; i < live; ++i) {
-    max_q = std::max(max_q, metadata.cu_seqlens_q[i + 1] - metadata.cu_seqlens_q[i]);
-    max_k = std::max(max_k, metadata.cache_seqlens[i]);
-    const auto row = metadata.page_table.begin() + int64_t{i} * metadata.max_pages_per_request;
-    page_table.push_back(std::vector<int32_t>(row, row + metadata.num_pages_per_request[i]));
-    std::vector<int32_t> slots;
-    for (int32_t t = 0; t < metadata.cache_seqlens[i]; ++t) {
-      slots.push_back(pool.Slot(batch.requests[i].row, t).value_or(-1));
-    }
-    token_slots.push_back(std::move(slots));
+absl::Status WriteMetadataJson(const HostMetadata& metadata, const BatchDescriptor& batch,
+                               const KvPagePool& pool, absl::string_view run, TextSink sink) {
+  // Every array is read at the live requests' indices: check they exist.
+  const int64_t live = batch.batch_size();
+  const int64_t stride = metadata.layout.max_pages_per_request;
+  const int64_t page_size = metadata.shape.page_size;
+  auto too_small = [&](const char* field, size_t size, int64_t need) {
+    return absl::InvalidArgumentError(absl::StrCat("metadata.", field, " has ", size,
+                                                   " entries, fewer than the ", need,
+                                                   " the batch's ", live, " requests need"));
+  };
+  if (static_cast<int64_t>(metadata.cache_seqlens.size()) < live) {
+    return too_small("cache_seqlens", metadata.cache_seqlens.size(), live);
   }
-  out["max_seq_len_q"] = max_q;
-  out["max_seq_len_k"] = max_k;
-  out["num_kv_splits"] = metadata.num_kv_splits;
-  out["page_table"] = std::move(page_table);
-  out["token_slots"] = std::move(token_slots);
-  if (!run.empty()) out["run"] = json::parse(run.begin(), run.end());
-  return out.dump();
+  if (static_cast<int64_t>(metadata.cu_seqlens_q.size()) < live + 1) {
+    return too_small("cu_seqlens_q", metadata.cu_seqlens_q.size(), live + 1);
+  }
+  if (page_size < 1 || stride < 0 ||
+      static_cast<int64_t>(metadata.page_table.size()) < live * stride) {
+    return too_small("page_table", metadata.page_table.size(), live * std::max<int64_t>(stride, 0));
+  }
+  const PartitionCounts& partition = metadata.summary.partition;
+  const int64_t workers = static_cast<int64_t>(metadata.worker_begin.size()) - 1;
+  if (workers < 0 || partition.num_segments > static_cast<int64_t>(metadata.segments.size()) ||
+      partition.num_merge_tasks > static_cast<int64_t>(metadata.merge_tasks.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metadata work plan: ", metadata.worker_begin.size(), " worker offsets, ",
+        metadata.segments.size(), " segments, ", metadata.merge_tasks.size(),
+        " merge tasks for a plan of ", partition.num_segments, " segments and ",
+        partition.num_merge_tasks, " merge tasks"));
+  }
+  for (int64_t i = 0; i < live; ++i) {
+    const int64_t pages = (int64_t{metadata.cache_seqlens[i]} + page_size - 1) / page_size;
+    if (pages < 0 || pages > stride) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("metadata.cache_seqlens[", i, "] = ", metadata.cache_seqlens[i],
+                       " needs ", pages, " pages, outside [0, max_pages_per_request = ", stride,
+                       "]"));
+    }
+  }
+  json run_object;
+  if (!run.empty()) {
+    run_object = json::parse(run.begin(), run.end(), /*cb=*/nullptr, /*allow_exceptions=*/false);
+    if (!run_object.is_object()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("run = ", Brief(json(std::string(run))), " is not a JSON object"));
+    }
+  }
+
+  // The text of one batch can run to hundreds of MiB (token_slots): pass it
+  // on in pieces.
+  std::string text;
+  auto flush_if_full = [&] {
+    if (text.size() >= kTextSinkChunkBytes) {
+      sink(text);
+      text.clear();
+    }
+  };
+  auto int_array = [&](const char* key, const std::vector<int32_t>& values, int64_t count) {
+    absl::StrAppend(&text, "\"", key, "\":[");
+    for (int64_t i = 0; i < count; ++i) {
+      absl::StrAppend(&text, i ? "," : "", values[i]);
+      flush_if_full();
+    }
+    text += "],";
+  };
+  // int64: the metadata is the caller's; a difference of int32s may not fit.
+  int64_t max_q = 0, max_k = 0;
+  for (int64_t i = 0; i < live; ++i) {
+    max_q = std::max(max_q, int64_t{metadata.cu_seqlens_q[i + 1]} - metadata.cu_seqlens_q[i]);
+    max_k = std::max<int64_t>(max_k, metadata.cache_seqlens[i]);
+  }
+  // Keys in sorted order, as nlohmann::json (a std::map) prints them.
+  text = "{";
+  int_array("cache_seqlens", metadata.cache_seqlens, live);
+  // cu_seqlens_k is not part of the plan (nothing reads it); printed as the
+  // prefix sums of cache_seqlens for engines that pass it to varlen kernels.
+  text += "\"cu_seqlens_k\":[0";
+  int64_t cu_k = 0;
+  for (int64_t i = 0; i < live; ++i) {
+    cu_k += metadata.cache_seqlens[i];
+    absl::StrAppend(&text, ",", cu_k);
+  }
+  text += "],";
+  int_array("cu_seqlens_q", metadata.cu_seqlens_q, live + 1);
+  absl::StrAppend(&text, "\"max_seq_len_k\":", max_k, ",\"max_seq_len_q\":", max_q,
+                  ",\"mode\":", json(std::string(ForwardModeName(batch.mode))).dump(),
+                  ",\"page_size\":", page_size, ",\"page_table\":[");
+  for (int64_t i = 0; i < live; ++i) {
+    absl::StrAppend(&text, i ? ",[" : "[");
+    const int32_t* row = metadata.page_table.data() + i * stride;
+    const int64_t pages = (int64_t{metadata.cache_seqlens[i]} + page_size - 1) / page_size;
+    for (int64_t j = 0; j < pages; ++j) {
+      absl::StrAppend(&text, j ? "," : "", row[j]);
+      flush_if_full();
+    }
+    text += "]";
+  }
+  text += "],";
+  if (!run.empty()) absl::StrAppend(&text, "\"run\":", run_object.dump(), ",");
+  text += "\"token_slots\":[";
+  const absl::Span<const int32_t> table = pool.req_to_token();
+  for (int64_t i = 0; i < live; ++i) {
+    text += i ? ",[" : "[";
+    // Slots the pool has written for this row (none for a row it does not
+    // know); the rest print as -1, as Slot() would refuse them.
+    const int32_t row = batch.requests[i].row;
+    const absl::StatusOr<int32_t> length = pool.Length(row);
+    const absl::StatusOr<int32_t> draft = pool.DraftLength(row);
+    const int64_t written = length.ok() && draft.ok() ? int64_t{*length} + *draft : 0;
+    const int64_t base = int64_t{row} * pool.row_width();
+    for (int64_t t = 0; t < metadata.cache_seqlens[i]; ++t) {
+      absl::StrAppend(&text, t ? "," : "", t < written ? table[base + t] : -1);
+      flush_if_full();
+    }
+    text += "]";
+  }
+  // The work partition (attention/planner/work_plan.h): each segment as
+  // [worker, request, kv_head, unit_tile, key_begin, key_end, partial] in
+  // worker order, each merge task as [request, kv_head, unit_tile,
+  // first_partial, num_partials].
+  absl::StrAppend(&text, "],\"work_plan\":{\"active_workers\":", partition.num_active_workers,
+                  ",\"merge_tasks\":[");
+  for (int64_t m = 0; m < partition.num_merge_tasks; ++m) {
+    const MergeTask& task = metadata.merge_tasks[m];
+    absl::StrAppend(&text, m ? ",[" : "[", task.request, ",", task.kv_head, ",", task.unit_tile,
+                    ",", task.first_partial, ",", task.num_partials, "]");
+    flush_if_full();
+  }
+  text += "],\"segments\":[";
+  int64_t worker = 0;
+  for (int64_t s = 0; s < partition.num_segments; ++s) {
+    while (worker < workers && metadata.worker_begin[worker + 1] <= s) ++worker;
+    const WorkSegment& segment = metadata.segments[s];
+    absl::StrAppend(&text, s ? ",[" : "[", worker, ",", segment.request, ",", segment.kv_head, ",",
+                    segment.unit_tile, ",", segment.key_begin, ",", segment.key_end, ",",
+                    segment.partial, "]");
+    flush_if_full();
+  }
+  absl::StrAppend(&text, "],\"workers\":", workers, "}}");
+  sink(text);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> MetadataJson(const HostMetadata& metadata, const BatchDescriptor& batch,
+                                         const KvPagePool& pool, absl::string_view run) {
+  std::string out;
+  RETURN_IF_ERROR(WriteMetadataJson(metadata, batch, pool, run, [&out](absl::string_view piece) {
+    out.append(piece.data(), piece.size());
+  }));
+  return out;
 }
 
 }  // namespace paged_attention

@@ -6,6 +6,11 @@
 //    "seq_lens": [...], "new_tokens": [...], "num_draft_tokens": n,
 //    "draft_step": s, "accept_lengths": [...], "seed": k}
 // Errors name the batch, the field, the request and the value, in one line.
+//
+// The text must be exactly one JSON value: no UTF-8 byte order mark (the
+// parser would skip it where a byte-level look would not), no NUL byte (the
+// parser stops there and would ignore the rest), no key twice in one object
+// (the parser would keep the last silently). Each is rejected by name.
 #ifndef TOOLS_BATCH_JSON_H_
 #define TOOLS_BATCH_JSON_H_
 
@@ -13,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -33,10 +39,21 @@ inline constexpr int64_t kMaxLength = 1 << 24;         // any one length; keeps 
 // req_to_token entries of the common pool (UseCommonPool): 256 MiB of int32.
 inline constexpr int64_t kMaxCommonPoolTableEntries = int64_t{1} << 26;
 
+// A parsed batch file.
+struct BatchFile {
+  std::vector<ScenarioSpec> specs;  // one per batch, in file order
+  bool is_array = false;            // the file holds an array (even of one batch)
+};
+
 // Parses a batch file into scenario specs (prefix lengths derived from
 // seq_lens under the named convention). InvalidArgument on any bad input,
-// including a file past the limits above.
-absl::StatusOr<std::vector<ScenarioSpec>> ParseBatchFile(absl::string_view text);
+// including a file past the limits above, and every speculative-decoding
+// field that disagrees with the mode: new_tokens other than the mode's fixed
+// count (DECODE 1, TARGET_VERIFY and DRAFT_EXTEND_V2 num_draft_tokens,
+// DRAFT_EXTEND accept_lengths[i] + 1), a speculative mode or draft step
+// without num_draft_tokens, accept_lengths[i] > num_draft_tokens, draft_step
+// >= num_draft_tokens.
+absl::StatusOr<BatchFile> ParseBatchFile(absl::string_view text);
 
 // Gives every batch of a file one common pool layout, the largest any batch
 // needs: one captured CUDA-graph state can then serve them all, and eager and
@@ -45,12 +62,28 @@ absl::StatusOr<std::vector<ScenarioSpec>> ParseBatchFile(absl::string_view text)
 // names the largest batch and the longest request that set it).
 absl::Status UseCommonPool(std::vector<ScenarioSpec>& specs);
 
-// The metadata of the live requests as one JSON object: mode, cache_seqlens,
-// cu_seqlens_q, cu_seqlens_k, max_seq_len_q, max_seq_len_k, page_table (each
-// request's used entries), token_slots (each request's slots 0..cache_seqlens-1),
-// and `run` (a JSON object's text, e.g. the attention run's errors) if given.
-std::string MetadataJson(const HostMetadata& metadata, const BatchDescriptor& batch,
-                         const KvPagePool& pool, absl::string_view run = "");
+// Receives output text in pieces of at most about kTextSinkChunkBytes.
+using TextSink = absl::FunctionRef<void(absl::string_view)>;
+inline constexpr size_t kTextSinkChunkBytes = 1 << 16;
+
+// The metadata of the live requests as one JSON object (compact, keys in
+// sorted order): cache_seqlens, cu_seqlens_k (prefix sums of cache_seqlens),
+// cu_seqlens_q, max_seq_len_k, max_seq_len_q, mode, page_size, page_table
+// (each request's used entries), `run` (a JSON object's text, e.g. the
+// attention run's errors) if given, token_slots (each request's slots
+// 0..cache_seqlens-1; -1 past what the pool has written) and work_plan (the
+// partition: workers, active_workers, segments as [worker, request, kv_head,
+// unit_tile, key_begin, key_end, partial], merge_tasks as [request, kv_head,
+// unit_tile, first_partial, num_partials]). Written to `sink` piece by piece, so a
+// batch of millions of token slots never sits in memory as text.
+// InvalidArgument, before anything is written, when `metadata` does not cover
+// `batch`'s requests (array sizes, page counts) or `run` is not a JSON object.
+absl::Status WriteMetadataJson(const HostMetadata& metadata, const BatchDescriptor& batch,
+                               const KvPagePool& pool, absl::string_view run, TextSink sink);
+
+// WriteMetadataJson into one string.
+absl::StatusOr<std::string> MetadataJson(const HostMetadata& metadata, const BatchDescriptor& batch,
+                                         const KvPagePool& pool, absl::string_view run = "");
 
 }  // namespace paged_attention
 

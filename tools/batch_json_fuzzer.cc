@@ -1,6 +1,6 @@
 // libFuzzer target: the plan CLI's path from text to metadata (see
 // tools/FUZZING.md). ParseBatchFile, then for what parses UseCommonPool,
-// BuildScenario, PlanEager, MetadataJson and a replay of every batch on one
+// BuildScenario, PlanEager, MetadataJson and the capacity-shaped twin of every batch on one
 // host graph state, as `plan_batch --graph_max_batch` does. Any bad input must
 // come back as a status; a batch that builds must plan, and its graph replay
 // must match the eager plan on the live rows.
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
-#include "attention/planner/graph_metadata.h"
 #include "attention/planner/metadata_planner.h"
 #include "testing/fuzz_input.h"
 #include "tools/batch_json.h"
@@ -28,12 +28,21 @@ namespace {
 constexpr int64_t kFuzzTableEntries = int64_t{1} << 18;
 
 void Run(absl::string_view text) {
-  absl::StatusOr<std::vector<ScenarioSpec>> specs = ParseBatchFile(text);
-  if (!specs.ok()) {
-    FUZZ_CHECK(specs.status().code() == absl::StatusCode::kInvalidArgument);
-    FUZZ_CHECK(!specs.status().message().empty());
+  absl::StatusOr<BatchFile> file = ParseBatchFile(text);
+  if (!file.ok()) {
+    FUZZ_CHECK(file.status().code() == absl::StatusCode::kInvalidArgument);
+    FUZZ_CHECK(!file.status().message().empty());
     return;
   }
+  // What parses is one JSON value of the raw text: no NUL, no byte order
+  // mark, and an array exactly when its first non-blank byte opens one.
+  FUZZ_CHECK(text.find('\0') == absl::string_view::npos);
+  FUZZ_CHECK(!absl::StartsWith(text, "\xEF\xBB\xBF"));
+  const size_t first_byte = text.find_first_not_of(" \t\r\n");
+  FUZZ_CHECK(first_byte != absl::string_view::npos);
+  FUZZ_CHECK(file->is_array == (text[first_byte] == '['));
+  FUZZ_CHECK(file->is_array || file->specs.size() == 1);
+  std::vector<ScenarioSpec>* specs = &file->specs;
   FUZZ_CHECK(!specs->empty() && static_cast<int64_t>(specs->size()) <= kMaxBatchesPerFile);
   const absl::Status pooled = UseCommonPool(*specs);
   if (!pooled.ok()) {
@@ -45,50 +54,38 @@ void Run(absl::string_view text) {
       kFuzzTableEntries) {
     return;
   }
-  std::unique_ptr<GraphMetadataState> graph;
+  const PlannerConfig config = HostPlannerConfig(32, 8, 128);
+  int32_t max_q_len = 1;
+  for (const ScenarioSpec& s : *specs) {
+    for (int32_t n : s.new_tokens) max_q_len = std::max(max_q_len, n);
+  }
   for (const ScenarioSpec& spec : *specs) {
     absl::StatusOr<Scenario> scenario = BuildScenario(spec);
     if (!scenario.ok()) {
       FUZZ_CHECK(scenario.status().code() != absl::StatusCode::kOk);
       continue;
     }
-    absl::StatusOr<HostMetadata> plan =
-        PlanEager(scenario->batch, *scenario->pool, PlannerConfig{});
+    absl::StatusOr<HostMetadata> plan = PlanEager(scenario->batch, *scenario->pool, config);
     FUZZ_CHECK(plan.ok());
-    const std::string json = MetadataJson(*plan, scenario->batch, *scenario->pool);
-    FUZZ_CHECK(!json.empty());
+    const absl::StatusOr<std::string> json =
+        MetadataJson(*plan, scenario->batch.descriptor(), *scenario->pool);
+    FUZZ_CHECK(json.ok() && !json->empty());
 
-    if (graph == nullptr) {
-      GraphCaptureConfig config;
-      config.max_batch_size = std::max<int32_t>(1, scenario->pool->max_requests() - 2);
-      config.max_q_len = 1;
-      for (const ScenarioSpec& s : *specs) {
-        for (int32_t n : s.new_tokens) config.max_q_len = std::max(config.max_q_len, n);
-      }
-      config.page_size = scenario->pool->page_size();
-      config.row_width = scenario->pool->row_width();
-      config.num_rows = scenario->pool->max_requests();
-      absl::StatusOr<std::unique_ptr<GraphMetadataState>> state =
-          GraphMetadataState::CaptureOnHost(config);
-      FUZZ_CHECK(state.ok());
-      graph = *std::move(state);
-    }
-    // One captured state serves a file only if its batches share a page size.
-    const absl::Status replayed_status = graph->Replay(scenario->batch, *scenario->pool);
-    if (spec.page_size != graph->metadata().page_size) {
-      FUZZ_CHECK(replayed_status.code() == absl::StatusCode::kFailedPrecondition);
-      continue;
-    }
-    FUZZ_CHECK(replayed_status.ok());
-    absl::StatusOr<HostMetadata> replayed = graph->ReadBack();
+    // The CUDA-graph twin: a capacity of the pool's rows, padding included,
+    // plans the live requests exactly as the eager plan does.
+    const PlanShape capture = CaptureShape(
+        *scenario->pool, std::max<int32_t>(1, scenario->pool->max_requests() - 2), max_q_len);
+    absl::StatusOr<HostMetadata> replayed =
+        PlanOnHost(scenario->batch, *scenario->pool, config, capture);
     FUZZ_CHECK(replayed.ok());
-    for (int32_t i = 0; i < plan->batch_size; ++i) {
+    const int32_t live = scenario->batch.batch_size();
+    FUZZ_CHECK(replayed->worker_begin == plan->worker_begin);
+    for (int32_t i = 0; i < live; ++i) {
       FUZZ_CHECK(replayed->cache_seqlens[i] == plan->cache_seqlens[i]);
       FUZZ_CHECK(replayed->cu_seqlens_q[i + 1] == plan->cu_seqlens_q[i + 1]);
-      FUZZ_CHECK(replayed->cu_seqlens_k[i + 1] == plan->cu_seqlens_k[i + 1]);
-      for (int32_t j = 0; j < plan->num_pages_per_request[i]; ++j) {
-        FUZZ_CHECK(replayed->page_table[int64_t{i} * replayed->max_pages_per_request + j] ==
-                   plan->page_table[int64_t{i} * plan->max_pages_per_request + j]);
+      for (int32_t j = 0; j < plan->NumPages(i); ++j) {
+        FUZZ_CHECK(replayed->page_table[int64_t{i} * replayed->layout.max_pages_per_request + j] ==
+                   plan->page_table[int64_t{i} * plan->layout.max_pages_per_request + j]);
       }
     }
   }

@@ -4,43 +4,54 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "attention/planner/metadata_planner.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "testing/batch_scenario.h"
 
 namespace paged_attention {
 namespace {
 
 void ExpectInvalid(absl::string_view text, absl::string_view message) {
-  const absl::StatusOr<std::vector<ScenarioSpec>> specs = ParseBatchFile(text);
-  ASSERT_FALSE(specs.ok()) << text;
-  EXPECT_EQ(specs.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(specs.status().message().find(message), absl::string_view::npos)
-      << specs.status() << "\nexpected: " << message;
+  const absl::StatusOr<BatchFile> file = ParseBatchFile(text);
+  ASSERT_FALSE(file.ok()) << text;
+  EXPECT_EQ(file.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(file.status().message().find(message), absl::string_view::npos)
+      << file.status() << "\nexpected: " << message;
+}
+
+// The specs of a file that must parse.
+std::vector<ScenarioSpec> Parse(absl::string_view text) {
+  absl::StatusOr<BatchFile> file = ParseBatchFile(text);
+  EXPECT_TRUE(file.ok()) << file.status() << "\n" << text;
+  return file.ok() ? file->specs : std::vector<ScenarioSpec>{};
 }
 
 TEST(BatchJsonTest, PrefixOnlyAndIncludesNewTokensGiveTheSamePrefixes) {
-  const auto prefix_only = ParseBatchFile(
+  const std::vector<ScenarioSpec> prefix_only = Parse(
       R"({"mode": "DRAFT_EXTEND_V2", "page_size": 4, "seq_lens_convention": "prefix_only",
           "seq_lens": [100, 5], "num_draft_tokens": 4, "seed": 9})");
-  const auto includes = ParseBatchFile(
+  const std::vector<ScenarioSpec> includes = Parse(
       R"({"mode": "DRAFT_EXTEND_V2", "page_size": 4, "seq_lens_convention": "includes_new_tokens",
           "seq_lens": [104, 9], "new_tokens": [4, 4], "num_draft_tokens": 4, "seed": 9})");
-  ASSERT_TRUE(prefix_only.ok()) << prefix_only.status();
-  ASSERT_TRUE(includes.ok()) << includes.status();
-  EXPECT_EQ((*prefix_only)[0].prefix_lens, (std::vector<int32_t>{100, 5}));
-  EXPECT_EQ((*includes)[0].prefix_lens, (std::vector<int32_t>{100, 5}));
-  EXPECT_EQ((*prefix_only)[0].new_tokens, (std::vector<int32_t>{4, 4}));
-  EXPECT_EQ((*includes)[0].seed, 9u);
+  ASSERT_EQ(prefix_only.size(), 1u);
+  ASSERT_EQ(includes.size(), 1u);
+  EXPECT_EQ(prefix_only[0].prefix_lens, (std::vector<int32_t>{100, 5}));
+  EXPECT_EQ(includes[0].prefix_lens, (std::vector<int32_t>{100, 5}));
+  EXPECT_EQ(prefix_only[0].new_tokens, (std::vector<int32_t>{4, 4}));
+  EXPECT_EQ(includes[0].seed, 9u);
 }
 
 TEST(BatchJsonTest, ArrayOfBatches) {
-  const auto specs = ParseBatchFile(
+  const absl::StatusOr<BatchFile> file = ParseBatchFile(
       R"([{"mode": "DECODE", "page_size": 1, "seq_lens_convention": "includes_new_tokens",
            "seq_lens": [3, 1]},
           {"mode": "IDLE", "page_size": 1, "seq_lens_convention": "prefix_only"}])");
-  ASSERT_TRUE(specs.ok()) << specs.status();
-  ASSERT_EQ(specs->size(), 2u);
-  EXPECT_EQ((*specs)[0].prefix_lens, (std::vector<int32_t>{2, 0}));
-  EXPECT_TRUE((*specs)[1].prefix_lens.empty());
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_TRUE(file->is_array);
+  ASSERT_EQ(file->specs.size(), 2u);
+  EXPECT_EQ(file->specs[0].prefix_lens, (std::vector<int32_t>{2, 0}));
+  EXPECT_TRUE(file->specs[1].prefix_lens.empty());
 }
 
 TEST(BatchJsonTest, ErrorsNameTheBatchFieldRequestAndValue) {
@@ -139,24 +150,23 @@ TEST(BatchJsonTest, SizeLimitsAreNamed) {
 }
 
 TEST(BatchJsonTest, ErrorMessagesQuoteLongValuesBriefly) {
-  const absl::StatusOr<std::vector<ScenarioSpec>> specs =
+  const absl::StatusOr<BatchFile> file =
       ParseBatchFile(absl::StrCat(R"({"mode": ")", std::string(5000, 'A'), R"(", "page_size": 1,
                       "seq_lens_convention": "prefix_only", "seq_lens": [4]})"));
-  ASSERT_EQ(specs.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_LT(specs.status().message().size(), 400u) << specs.status();
+  ASSERT_EQ(file.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(file.status().message().size(), 400u) << file.status();
   ExpectInvalid(absl::StrCat("{", kDecode, R"(, "seq_lens": [[1, 2, 3, 4, 5, 6, 7, 8, 9]]})"),
                 "seq_lens[0] = [...] must be an integer");
 }
 
 TEST(BatchJsonTest, CommonPoolTakesTheLargestBatchAndLongestRequest) {
-  auto specs = ParseBatchFile(
+  std::vector<ScenarioSpec> specs = Parse(
       R"([{"mode": "EXTEND", "page_size": 4, "seq_lens_convention": "prefix_only",
            "seq_lens": [100], "new_tokens": [5]},
           {"mode": "TARGET_VERIFY", "page_size": 4, "seq_lens_convention": "prefix_only",
            "seq_lens": [1, 2, 3], "num_draft_tokens": 3}])");
-  ASSERT_TRUE(specs.ok()) << specs.status();
-  ASSERT_TRUE(UseCommonPool(*specs).ok());
-  for (const ScenarioSpec& spec : *specs) {
+  ASSERT_TRUE(UseCommonPool(specs).ok());
+  for (const ScenarioSpec& spec : specs) {
     EXPECT_EQ(spec.max_context_len, 105);
     EXPECT_EQ(spec.max_requests, 5);
     EXPECT_EQ(spec.draft_headroom, 3);
@@ -167,17 +177,229 @@ TEST(BatchJsonTest, CommonPoolTakesTheLargestBatchAndLongestRequest) {
 TEST(BatchJsonTest, CommonPoolPastTheTableLimitIsResourceExhausted) {
   std::string lengths;
   for (int i = 0; i < 8; ++i) absl::StrAppend(&lengths, i ? "," : "", "16777216");
-  auto specs = ParseBatchFile(absl::StrCat(
+  std::vector<ScenarioSpec> specs = Parse(absl::StrCat(
       R"([{"mode": "DECODE", "page_size": 16, "seq_lens_convention": "prefix_only", "seq_lens": [)",
       lengths, R"(]}])"));
-  ASSERT_TRUE(specs.ok()) << specs.status();
-  const absl::Status status = UseCommonPool(*specs);
+  const absl::Status status = UseCommonPool(specs);
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(status.message().find("common pool: max_requests 10 (batch 0) * row width 16777218 "
                                   "(batch 0) = 167772180 req_to_token entries exceed the limit "
                                   "of 67108864"),
             absl::string_view::npos)
       << status;
+}
+
+// ----- The text is exactly one JSON value, read as written.
+
+constexpr char kTwoBatches[] =
+    R"([{"mode": "DECODE", "page_size": 1, "seq_lens_convention": "prefix_only", "seq_lens": [3]},
+        {"mode": "DECODE", "page_size": 1, "seq_lens_convention": "prefix_only", "seq_lens": [5]}])";
+
+// Regression: the parser skipped a byte order mark that the CLI's own
+// array check (the first non-space byte) did not, so an array was planned
+// as its first batch only.
+TEST(BatchJsonTest, AByteOrderMarkIsRefusedByName) {
+  ExpectInvalid(absl::StrCat("\xEF\xBB\xBF", kTwoBatches),
+                "batch file starts with a UTF-8 byte order mark (EF BB BF)");
+}
+
+// Regression: the parser ends its input at a NUL byte, so whatever followed
+// (another batch, garbage) was ignored.
+TEST(BatchJsonTest, ANulByteIsRefusedByName) {
+  std::string text = absl::StrCat("{", kDecode, R"(, "seq_lens": [4]})");
+  const size_t at = text.size();
+  text += std::string("\0garbage", 8);
+  ExpectInvalid(text, absl::StrCat("batch file has a NUL byte at byte ", at));
+  ExpectInvalid(std::string("\0", 1), "NUL byte at byte 0");
+}
+
+// Regression: the last of two equal keys won, silently.
+TEST(BatchJsonTest, ADuplicateKeyIsRefusedNamingTheBatch) {
+  ExpectInvalid(absl::StrCat("{", kDecode, R"(, "seq_lens": [4], "seq_lens": [9]})"),
+                "batch 0: field \"seq_lens\" appears twice in one object");
+  ExpectInvalid(absl::StrCat("[{", kDecode, R"(, "seq_lens": [4]}, {)", kDecode,
+                             R"(, "seed": 1, "mode": "EXTEND", "seq_lens": [4]}])"),
+                "batch 1: field \"mode\" appears twice");
+  // Equal keys in different objects are fine.
+  EXPECT_EQ(Parse(kTwoBatches).size(), 2u);
+}
+
+TEST(BatchJsonTest, TheArrayShapeIsTheParsersOwn) {
+  absl::StatusOr<BatchFile> file =
+      ParseBatchFile(absl::StrCat(" \r\n\t[{", kDecode, R"(, "seq_lens": [4]}])"));
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_TRUE(file->is_array);  // an array of one batch prints as an array
+  file = ParseBatchFile(absl::StrCat("\n{", kDecode, R"(, "seq_lens": [4]}  )"));
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_FALSE(file->is_array);
+  ExpectInvalid(absl::StrCat("{", kDecode, R"(, "seq_lens": [4]} {})"), "not valid JSON");
+}
+
+// Regression: these combinations were accepted and planned something other
+// than what the file says (or failed later blaming seq_lens).
+TEST(BatchJsonTest, SpeculativeFieldsThatDisagreeWithTheModeAreNamed) {
+  ExpectInvalid(R"({"mode": "DRAFT_EXTEND", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4, 4], "new_tokens": [6, 1], "accept_lengths": [5, 0],
+                    "num_draft_tokens": 4})",
+                "batch 0: request 0: accept_lengths[0] = 5 exceeds num_draft_tokens = 4");
+  ExpectInvalid(R"({"mode": "DRAFT_EXTEND", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4], "new_tokens": [2]})",
+                "batch 0: num_draft_tokens is required for mode DRAFT_EXTEND");
+  ExpectInvalid(R"({"mode": "TARGET_VERIFY", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4], "num_draft_tokens": 0})",
+                "batch 0: num_draft_tokens = 0 must be >= 1 for mode TARGET_VERIFY");
+  ExpectInvalid(absl::StrCat("{", kDecode, R"(, "seq_lens": [4], "draft_step": 3,
+                             "num_draft_tokens": 3})"),
+                "batch 0: draft_step = 3 must be < num_draft_tokens = 3");
+  ExpectInvalid(absl::StrCat("{", kDecode, R"(, "seq_lens": [4], "draft_step": 0})"),
+                "batch 0: draft_step = 0 must be < num_draft_tokens = 0");
+  ExpectInvalid(R"({"mode": "EXTEND", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4], "new_tokens": [1], "draft_step": 0, "num_draft_tokens": 2})",
+                "batch 0: draft_step = 0 is only for DECODE batches, not EXTEND");
+  ExpectInvalid(R"({"mode": "EXTEND", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4], "new_tokens": [1], "accept_lengths": [0]})",
+                "batch 0: accept_lengths is only for DRAFT_EXTEND, not EXTEND");
+  ExpectInvalid(R"({"mode": "DRAFT_EXTEND", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4, 4], "new_tokens": [1, 1], "accept_lengths": [0],
+                    "num_draft_tokens": 4})",
+                "batch 0: accept_lengths has 1 entries but seq_lens has 2");
+  ExpectInvalid(R"({"mode": "DRAFT_EXTEND", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4], "new_tokens": [6], "num_draft_tokens": 4})",
+                "request 0: new_tokens[0] = 6 but DRAFT_EXTEND extends at most num_draft_tokens + "
+                "1 = 5");
+}
+
+// Regression: TARGET_VERIFY with new_tokens != num_draft_tokens failed in
+// the descriptor check, blaming the seq_lens convention.
+TEST(BatchJsonTest, ACountTheModeFixesIsNamedNotBlamedOnSeqLens) {
+  ExpectInvalid(R"({"mode": "TARGET_VERIFY", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4, 4], "new_tokens": [4, 3], "num_draft_tokens": 4})",
+                "batch 0: request 1: new_tokens[1] = 3 but TARGET_VERIFY verifies "
+                "num_draft_tokens = 4 tokens per request");
+  ExpectInvalid(R"({"mode": "DRAFT_EXTEND_V2", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4], "new_tokens": [5], "num_draft_tokens": 4})",
+                "request 0: new_tokens[0] = 5 but DRAFT_EXTEND_V2 extends num_draft_tokens = 4");
+  ExpectInvalid(absl::StrCat("{", kDecode, R"(, "seq_lens": [4], "new_tokens": [2]})"),
+                "request 0: new_tokens[0] = 2 but DECODE writes 1 token per request");
+  ExpectInvalid(R"({"mode": "DRAFT_EXTEND", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4], "new_tokens": [3], "accept_lengths": [1],
+                    "num_draft_tokens": 4})",
+                "request 0: new_tokens[0] = 3 but DRAFT_EXTEND extends accept_lengths[0] + 1 = 2");
+}
+
+// ----- Output.
+
+// What MetadataJson printed before it streamed: one nlohmann::json object
+// (keys sorted by its std::map), dumped compactly. The streamed text must be
+// the same bytes.
+std::string ReferenceJson(const HostMetadata& metadata, const BatchDescriptor& batch,
+                          const KvPagePool& pool, absl::string_view run) {
+  using nlohmann::json;
+  const int32_t live = batch.batch_size();
+  json out = json::object();
+  out["mode"] = std::string(ForwardModeName(batch.mode));
+  out["page_size"] = metadata.shape.page_size;
+  out["cache_seqlens"] =
+      std::vector<int32_t>(metadata.cache_seqlens.begin(), metadata.cache_seqlens.begin() + live);
+  out["cu_seqlens_q"] =
+      std::vector<int32_t>(metadata.cu_seqlens_q.begin(), metadata.cu_seqlens_q.begin() + live + 1);
+  std::vector<int32_t> cu_k = {0};
+  int32_t max_q = 0, max_k = 0;
+  json page_table = json::array(), token_slots = json::array();
+  for (int32_t i = 0; i < live; ++i) {
+    cu_k.push_back(cu_k.back() + metadata.cache_seqlens[i]);
+    max_q = std::max(max_q, metadata.cu_seqlens_q[i + 1] - metadata.cu_seqlens_q[i]);
+    max_k = std::max(max_k, metadata.cache_seqlens[i]);
+    const auto row =
+        metadata.page_table.begin() + int64_t{i} * metadata.layout.max_pages_per_request;
+    page_table.push_back(std::vector<int32_t>(row, row + metadata.NumPages(i)));
+    std::vector<int32_t> slots;
+    for (int32_t t = 0; t < metadata.cache_seqlens[i]; ++t) {
+      slots.push_back(pool.Slot(batch.requests[i].row, t).value_or(-1));
+    }
+    token_slots.push_back(std::move(slots));
+  }
+  out["cu_seqlens_k"] = cu_k;
+  out["max_seq_len_q"] = max_q;
+  out["max_seq_len_k"] = max_k;
+  out["page_table"] = std::move(page_table);
+  out["token_slots"] = std::move(token_slots);
+  const PartitionCounts& partition = metadata.summary.partition;
+  json segments = json::array(), merges = json::array();
+  for (int32_t w = 0; w + 1 < static_cast<int32_t>(metadata.worker_begin.size()); ++w) {
+    for (int32_t s = metadata.worker_begin[w]; s < metadata.worker_begin[w + 1]; ++s) {
+      const WorkSegment& g = metadata.segments[s];
+      segments.push_back({w, g.request, g.kv_head, g.unit_tile, g.key_begin, g.key_end, g.partial});
+    }
+  }
+  for (int32_t m = 0; m < partition.num_merge_tasks; ++m) {
+    const MergeTask& t = metadata.merge_tasks[m];
+    merges.push_back({t.request, t.kv_head, t.unit_tile, t.first_partial, t.num_partials});
+  }
+  out["work_plan"] = {{"workers", metadata.worker_begin.size() - 1},
+                      {"active_workers", partition.num_active_workers},
+                      {"segments", std::move(segments)},
+                      {"merge_tasks", std::move(merges)}};
+  if (!run.empty()) out["run"] = json::parse(run.begin(), run.end());
+  return out.dump();
+}
+
+TEST(BatchJsonTest, StreamedMetadataIsTheSameBytesInBoundedPieces) {
+  std::vector<ScenarioSpec> specs = Parse(
+      R"([{"mode": "DRAFT_EXTEND", "page_size": 4, "seq_lens_convention": "includes_new_tokens",
+           "seq_lens": [101, 13], "new_tokens": [1, 8], "num_draft_tokens": 8, "seed": 3},
+          {"mode": "TARGET_VERIFY", "page_size": 4, "seq_lens_convention": "prefix_only",
+           "seq_lens": [50000, 7, 64], "num_draft_tokens": 4, "seed": 5},
+          {"mode": "IDLE", "page_size": 4, "seq_lens_convention": "prefix_only"}])");
+  ASSERT_TRUE(UseCommonPool(specs).ok());
+  for (const ScenarioSpec& spec : specs) {
+    const Scenario scenario = BuildScenario(spec).value();
+    // Few workers, so the printed plan holds cut units and merges too.
+    PlannerConfig config = HostPlannerConfig(32, 8, 128);
+    config.num_sms = 5;
+    const HostMetadata plan = PlanEager(scenario.batch, *scenario.pool, config).value();
+    const BatchDescriptor& batch = scenario.batch.descriptor();
+    for (const std::string run : {"", R"({"backend":"host","max_abs_error":0.5})"}) {
+      std::string streamed;
+      size_t largest_piece = 0;
+      ASSERT_TRUE(WriteMetadataJson(plan, batch, *scenario.pool, run,
+                                    [&](absl::string_view piece) {
+                                      streamed.append(piece.data(), piece.size());
+                                      largest_piece = std::max(largest_piece, piece.size());
+                                    })
+                      .ok());
+      EXPECT_EQ(streamed, ReferenceJson(plan, batch, *scenario.pool, run));
+      EXPECT_LT(largest_piece, kTextSinkChunkBytes + 64);
+      EXPECT_EQ(MetadataJson(plan, batch, *scenario.pool, run).value(), streamed);
+    }
+  }
+}
+
+TEST(BatchJsonTest, MetadataThatDoesNotCoverTheBatchIsRefused) {
+  const Scenario scenario =
+      BuildScenario(Parse(absl::StrCat("{", kDecode, R"(, "seq_lens": [4, 9]})"))[0]).value();
+  const HostMetadata plan =
+      PlanEager(scenario.batch, *scenario.pool, HostPlannerConfig(32, 8, 128)).value();
+  auto expect_refused = [&](const HostMetadata& metadata, absl::string_view run,
+                            absl::string_view message) {
+    const absl::StatusOr<std::string> text =
+        MetadataJson(metadata, scenario.batch.descriptor(), *scenario.pool, run);
+    ASSERT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(text.status().message().find(message), absl::string_view::npos) << text.status();
+  };
+  HostMetadata short_lengths = plan;
+  short_lengths.cache_seqlens.pop_back();
+  expect_refused(short_lengths, "", "metadata.cache_seqlens has 1 entries, fewer than the 2");
+  HostMetadata short_table = plan;
+  short_table.page_table.resize(1);
+  expect_refused(short_table, "", "metadata.page_table has 1 entries");
+  HostMetadata bad_pages = plan;
+  bad_pages.cache_seqlens[1] = 1 << 20;  // more pages than a page-table row holds
+  expect_refused(bad_pages, "", "metadata.cache_seqlens[1] = ");
+  HostMetadata short_plan = plan;
+  short_plan.segments.clear();
+  expect_refused(short_plan, "", "metadata work plan");
+  expect_refused(plan, "[1]", "is not a JSON object");
 }
 
 }  // namespace

@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # CI (.ci/run): the README's test command plus the reliability checks, then
-# one closing line "N passed, N failed" summing every part. Exits non-zero on
-# any failure.
+# one closing line "N passed, N failed, N skipped" summing every part. Exits
+# non-zero on any failure (skipped tests are not failures).
 #
 #   1. bash tools/test.sh                  every test (bazel test //...)
 #   2. bash tools/test.sh --config=asan    the same under ASan + LSan
-#   3. bash tools/fuzz.sh --time=25        each libFuzzer target 25 s (clang, own output base)
-#   4. testing/consumer                    a workspace depending on us via local_repository:
+#   3. bash tools/test.sh --config=ubsan   the same under UBSan (halt on the first report)
+#   4. bash tools/fuzz.sh --time=25        each libFuzzer target 25 s (clang, own output base)
+#   5. testing/consumer                    a workspace depending on us via local_repository:
 #                                          build and run its binary (one check)
 #
-# Parts 1-3 end with their own "N passed, N failed" line, which is summed; a
-# part that ends without one counts as one failure.
+# Parts 1-4 end with their own "N passed, N failed" line, with ", N skipped"
+# where tests can skip (GPU tests without a GPU), which is summed; a part that
+# ends without one counts as one failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 total_passed=0
 total_failed=0
+total_skipped=0
 timings=()
 
 # part NAME COMMAND...: runs COMMAND, echoing its output, and adds its counts.
@@ -27,13 +30,13 @@ part() {
   echo "=== ci: $name: $*"
   "$@" 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
-  summary=$(tail -n 1 "$log" | grep -E '^[0-9]+ passed, [0-9]+ failed$')
-  if [[ -n $summary ]]; then
-    local passed=${summary%% passed*} failed=${summary#*passed, }
-    failed=${failed%% failed}
+  summary=$(tail -n 1 "$log")
+  if [[ $summary =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed(,\ ([0-9]+)\ skipped)?$ ]]; then
+    local passed=${BASH_REMATCH[1]} failed=${BASH_REMATCH[2]} skipped=${BASH_REMATCH[4]:-0}
     if ((status != 0 && failed == 0)); then failed=1; fi
     total_passed=$((total_passed + passed))
     total_failed=$((total_failed + failed))
+    total_skipped=$((total_skipped + skipped))
   elif ((status == 0)); then
     total_passed=$((total_passed + 1))
   else
@@ -56,10 +59,11 @@ consumer() {
 
 part tests bash tools/test.sh
 part asan bash tools/test.sh --config=asan
+part ubsan bash tools/test.sh --config=ubsan
 part fuzz bash tools/fuzz.sh --time=25
 part consumer consumer
 
 echo "=== ci: timings"
 printf '  %s\n' "${timings[@]}"
-echo "${total_passed} passed, ${total_failed} failed"
+echo "${total_passed} passed, ${total_failed} failed, ${total_skipped} skipped"
 ((total_failed == 0))

@@ -5,28 +5,44 @@
 // The batch file format is in README.md (and tools/batch_json.h). For each
 // batch the tool creates the requests in a fresh pool whose pages are shuffled
 // by the batch's seed, writes the new tokens as an engine would, builds and
-// validates the descriptor, and plans it: eagerly, or with --graph_max_batch
-// on one CUDA-graph state captured for N requests, replaying the batches in
-// order. Output: the metadata as JSON on stdout (an object, or an array for an
-// array input). Invalid input: one line on stderr, non-zero exit, no stdout.
+// validates the descriptor, and plans it for --num_q_heads/--num_kv_heads/
+// --head_dim/--window_left on the GPU it runs on (its SMs and the kernel's
+// CTAs per SM; --num_sms/--ctas_per_sm override, and without a GPU they
+// default to an H200's 132 and 2): eagerly, or with --graph_max_batch at the
+// capacity of a CUDA graph captured for N requests (padding rows included),
+// the batches replayed in order on one captured state. Output: the metadata
+// and the work partition as JSON on stdout (an object, or an array for an
+// array input).
 //
 // --run also executes attention on random inputs drawn from the batch's seed:
-// the CUDA kernel when a GPU is present (through a captured CUDA graph with
-// --graph_max_batch), the float64 host executor otherwise, and adds "run"
-// (backend, max abs and relative L2 error against the float64 reference).
-// --dump_dir=DIR writes q, k_cache, v_cache, page_table, cache_seqlens,
-// cu_seqlens_q, cu_seqlens_k, out, lse as .npy files plus meta.json (one
-// folder batch_N per batch for an array input).
+// the CUDA kernels when a GPU is present (replays of one captured CUDA graph
+// with --graph_max_batch), otherwise the float64 host executor following the
+// same work plan, and adds "run" (backend, max abs and relative L2 error
+// against the float64 reference). --dump_dir=DIR writes q, k_cache, v_cache,
+// page_table, cache_seqlens, cu_seqlens_q, cu_seqlens_k, out, lse as .npy files
+// plus meta.json (one folder batch_N per batch for an array input), for the
+// live requests and tokens only: the same batch dumps the same out.npy and
+// lse.npy with and without --graph_max_batch.
+//
+// Errors and output. Invalid input (the file, a flag, any batch of the file,
+// a size past the limits in README.md "Limits") gives one line on stderr,
+// exit code 1 and nothing on stdout: the file is read with a bounded read,
+// every flag and size is checked, and every batch is built and planned once
+// before anything is printed. Then each batch is planned again, run, and
+// written as soon as it is done, so only one batch's output is ever held (a
+// file of large batches would otherwise hold them all). A failure after
+// output has begun (an attention run, a dump write, stdout itself, e.g. a
+// full disk) still gives one line on stderr naming the batch or file and exit
+// code 1, but stdout then holds the batches before it, cut off: treat any
+// non-zero exit as "no output".
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
+#include <functional>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,105 +50,108 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "attention/base/device_info.h"
 #include "attention/base/status_macros.h"
-#include "attention/planner/graph_metadata.h"
+#include "attention/kernel/paged_attention.h"
 #include "attention/planner/metadata_planner.h"
 #include "nlohmann/json.hpp"
 #include "testing/attention_check.h"
 #include "testing/host_executor.h"
+#include "tools/batch_file.h"
 #include "tools/batch_json.h"
 #include "testing/batch_scenario.h"
+#include "tools/checked_file.h"
 #include "testing/gpu_attention.h"
 #include "tools/npy.h"
+#include "tools/run_config.h"
 
+// int64 and double flags: every value reaches ValidateRunFlags unclamped.
 ABSL_FLAG(std::string, batch, "", "path of the batch file (JSON)");
-ABSL_FLAG(int32_t, graph_max_batch, 0,
+ABSL_FLAG(int64_t, graph_max_batch, 0,
           "plan on one CUDA-graph state captured for this many requests (0: eager)");
 ABSL_FLAG(bool, run, false, "execute attention (GPU kernel, or host executor without a GPU)");
 ABSL_FLAG(std::string, dump_dir, "", "write inputs and outputs as .npy files here (implies --run)");
-ABSL_FLAG(int32_t, num_q_heads, 32, "query heads for --run");
-ABSL_FLAG(int32_t, num_kv_heads, 8, "KV heads for --run");
-ABSL_FLAG(int32_t, head_dim, 128, "head dimension for --run (64, 128, 256)");
+ABSL_FLAG(int64_t, num_q_heads, 32, "query heads for --run");
+ABSL_FLAG(int64_t, num_kv_heads, 8, "KV heads for --run");
+ABSL_FLAG(int64_t, head_dim, 128, "head dimension for --run (64, 128, 256)");
 ABSL_FLAG(std::string, dtype, "bfloat16", "bfloat16 or float16, for --run");
-ABSL_FLAG(int32_t, window_left, -1, "sliding window left size for --run (-1: off)");
+ABSL_FLAG(int64_t, window_left, -1, "sliding window left size for --run (-1: off)");
 ABSL_FLAG(double, softcap, 0.0, "logit softcap for --run (0: off)");
+ABSL_FLAG(int32_t, num_sms, 0, "SMs the plan is made for (0: the GPU's; 132 without a GPU)");
+ABSL_FLAG(int32_t, ctas_per_sm, 0,
+          "attention CTAs per SM the plan is made for (0: the kernel's on this GPU; 2 without one)");
 
 namespace paged_attention {
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return absl::NotFoundError(absl::StrCat("--batch: cannot read \"", path, "\""));
-  std::stringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
-
-struct RunSettings {
-  bool enabled = false;
-  std::string dump_dir;
-  int32_t num_q_heads = 0, num_kv_heads = 0, head_dim = 0;
-  DType dtype = DType::kBFloat16;
-  AttentionOptions options;
-};
-
-absl::StatusOr<RunSettings> ReadRunFlags() {
-  RunSettings settings;
-  settings.dump_dir = absl::GetFlag(FLAGS_dump_dir);
-  settings.enabled = absl::GetFlag(FLAGS_run) || !settings.dump_dir.empty();
-  settings.num_q_heads = absl::GetFlag(FLAGS_num_q_heads);
-  settings.num_kv_heads = absl::GetFlag(FLAGS_num_kv_heads);
-  settings.head_dim = absl::GetFlag(FLAGS_head_dim);
-  if (settings.num_q_heads < 1 || settings.num_kv_heads < 1 || settings.head_dim < 1 ||
-      settings.num_q_heads % settings.num_kv_heads != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--num_q_heads = ", settings.num_q_heads, ", --num_kv_heads = ", settings.num_kv_heads,
-        ", --head_dim = ", settings.head_dim,
-        ": need positive values with num_q_heads a multiple of num_kv_heads"));
-  }
-  const std::string dtype = absl::GetFlag(FLAGS_dtype);
-  if (dtype == "bfloat16") {
-    settings.dtype = DType::kBFloat16;
-  } else if (dtype == "float16") {
-    settings.dtype = DType::kFloat16;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--dtype = \"", dtype, "\" must be bfloat16 or float16"));
-  }
-  settings.options = DefaultOptions(settings.head_dim);
-  settings.options.window_left = absl::GetFlag(FLAGS_window_left);
-  settings.options.softcap = static_cast<float>(absl::GetFlag(FLAGS_softcap));
-  if (settings.options.window_left < -1 || settings.options.softcap < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--window_left = ", settings.options.window_left,
-                                                   ", --softcap = ", settings.options.softcap,
-                                                   " out of range"));
-  }
-  return settings;
-}
-
 absl::Status MakeDirectory(const std::string& dir) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::NotFoundError(absl::StrCat("--dump_dir: cannot create \"", dir, "\""));
+    return absl::ErrnoToStatus(errno, absl::StrCat("--dump_dir: cannot create \"", dir, "\""));
   }
   return absl::OkStatus();
 }
 
-// Writes the inputs and outputs of one attention run as .npy + meta.json.
-absl::Status Dump(const std::string& dir, const RunSettings& settings, const AttentionData& data,
+AttentionOptions OptionsOf(const RunConfig& config) {
+  AttentionOptions options = DefaultOptions(config.head_dim);
+  options.window_left = config.window_left;
+  options.softcap = config.softcap;
+  return options;
+}
+
+// The plan's geometry: the flags' heads and mask, the SMs and CTAs per SM of
+// this GPU's kernel unless given (an H200's without a GPU).
+absl::StatusOr<PlannerConfig> PlannerConfigOf(const RunConfig& config) {
+  PlannerConfig planner = HostPlannerConfig(config.num_q_heads, config.num_kv_heads,
+                                            config.head_dim, OptionsOf(config));
+  if (VisibleGpuCount() > 0) {
+    ASSIGN_OR_RETURN(const KernelGeometry geometry,
+                     QueryKernelGeometry(config.dtype, config.head_dim));
+    planner.num_sms = geometry.num_sms;
+    planner.ctas_per_sm = geometry.ctas_per_sm;
+  }
+  const int32_t num_sms = absl::GetFlag(FLAGS_num_sms);
+  const int32_t ctas_per_sm = absl::GetFlag(FLAGS_ctas_per_sm);
+  if (num_sms < 0 || num_sms > 4096 || ctas_per_sm < 0 || ctas_per_sm > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("--num_sms = ", num_sms, ", --ctas_per_sm = ",
+                                                   ctas_per_sm,
+                                                   " must be in [0, 4096] and [0, 64]"));
+  }
+  if (num_sms > 0) planner.num_sms = num_sms;
+  if (ctas_per_sm > 0) planner.ctas_per_sm = ctas_per_sm;
+  RETURN_IF_ERROR(ValidatePlannerConfig(planner));
+  return planner;
+}
+
+// Rows [0, tokens) of an lse laid out [heads, stride], as [heads, tokens].
+std::vector<double> LiveLse(const std::vector<double>& lse, int64_t heads, int64_t stride,
+                            int64_t tokens) {
+  std::vector<double> live;
+  live.reserve(heads * tokens);
+  for (int64_t h = 0; h < heads; ++h) {
+    live.insert(live.end(), lse.begin() + h * stride, lse.begin() + h * stride + tokens);
+  }
+  return live;
+}
+
+// Writes the inputs and outputs of one attention run, for the live requests
+// and tokens, as .npy + meta.json. `out` is [tokens, heads, head_dim] and `lse`
+// [heads, tokens] over the live tokens.
+absl::Status Dump(const std::string& dir, const RunConfig& config, const AttentionData& data,
                   const HostMetadata& plan, const std::vector<double>& out,
                   const std::vector<double>& lse, const std::string& backend,
                   const BatchDescriptor& batch) {
   RETURN_IF_ERROR(MakeDirectory(dir));
   const KvCacheLayout& layout = data.kv.layout();
-  const int64_t tokens = plan.total_q_tokens, hq = settings.num_q_heads, d = settings.head_dim;
-  const int64_t bs = plan.batch_size;
+  const int64_t tokens = batch.num_tokens(), hq = config.num_q_heads, d = config.head_dim;
+  const int64_t bs = batch.batch_size(), stride = plan.layout.max_pages_per_request;
   std::vector<uint8_t> q(data.q);
   q.resize(tokens * hq * d * 2, 0);
   const std::vector<int64_t> cache_shape = {layout.num_pages, layout.page_size, layout.num_kv_heads,
                                             layout.head_dim};
-  std::vector<float> out32(out.begin(), out.end()), lse32(lse.begin(), lse.end());
+  std::vector<float> out32(out.begin(), out.begin() + tokens * hq * d);
+  std::vector<float> lse32(lse.begin(), lse.begin() + hq * tokens);
+  std::vector<int32_t> cu_seqlens_k(bs + 1, 0);
+  for (int64_t i = 0; i < bs; ++i) cu_seqlens_k[i + 1] = cu_seqlens_k[i] + plan.cache_seqlens[i];
   struct Array {
     const char* name;
     const char* descr;
@@ -144,14 +163,10 @@ absl::Status Dump(const std::string& dir, const RunSettings& settings, const Att
       {"q", "<u2", {tokens, hq, d}, q.data(), q.size()},
       {"k_cache", "<u2", cache_shape, data.kv.k_data(), data.kv.size_bytes()},
       {"v_cache", "<u2", cache_shape, data.kv.v_data(), data.kv.size_bytes()},
-      {"page_table",
-       "<i4",
-       {bs, plan.max_pages_per_request},
-       plan.page_table.data(),
-       plan.page_table.size() * 4},
-      {"cache_seqlens", "<i4", {bs}, plan.cache_seqlens.data(), plan.cache_seqlens.size() * 4},
-      {"cu_seqlens_q", "<i4", {bs + 1}, plan.cu_seqlens_q.data(), plan.cu_seqlens_q.size() * 4},
-      {"cu_seqlens_k", "<i4", {bs + 1}, plan.cu_seqlens_k.data(), plan.cu_seqlens_k.size() * 4},
+      {"page_table", "<i4", {bs, stride}, plan.page_table.data(), size_t(bs * stride * 4)},
+      {"cache_seqlens", "<i4", {bs}, plan.cache_seqlens.data(), size_t(bs * 4)},
+      {"cu_seqlens_q", "<i4", {bs + 1}, plan.cu_seqlens_q.data(), size_t((bs + 1) * 4)},
+      {"cu_seqlens_k", "<i4", {bs + 1}, cu_seqlens_k.data(), cu_seqlens_k.size() * 4},
       {"out", "<f4", {tokens, hq, d}, out32.data(), out32.size() * 4},
       {"lse", "<f4", {hq, tokens}, lse32.data(), lse32.size() * 4},
   };
@@ -161,56 +176,81 @@ absl::Status Dump(const std::string& dir, const RunSettings& settings, const Att
                              array.data, array.bytes));
     meta["shapes"][array.name] = array.shape;
   }
-  meta["dtype"] = DTypeName(settings.dtype);
+  meta["dtype"] = DTypeName(config.dtype);
   meta["storage"] = "q, k_cache, v_cache: dtype bit patterns as uint16; out, lse: float32";
   meta["mode"] = std::string(ForwardModeName(batch.mode));
   meta["live_requests"] = batch.batch_size();
   meta["live_q_tokens"] = batch.num_tokens();
-  meta["num_q_heads"] = settings.num_q_heads;
-  meta["num_kv_heads"] = settings.num_kv_heads;
-  meta["head_dim"] = settings.head_dim;
-  meta["page_size"] = plan.page_size;
-  meta["num_kv_splits"] = plan.num_kv_splits;
-  meta["scale"] = settings.options.softmax_scale;
+  meta["num_q_heads"] = config.num_q_heads;
+  meta["num_kv_heads"] = config.num_kv_heads;
+  meta["head_dim"] = config.head_dim;
+  meta["page_size"] = plan.shape.page_size;
+  meta["workers"] = plan.layout.num_workers;
+  meta["segments"] = plan.summary.partition.num_segments;
+  meta["merge_tasks"] = plan.summary.partition.num_merge_tasks;
+  const AttentionOptions options = OptionsOf(config);
+  meta["scale"] = options.softmax_scale;
   meta["causal"] = "bottom-right: query j of q_len Lq sees keys <= j + Lk - Lq";
-  meta["window_left"] = settings.options.window_left;
-  meta["softcap"] = settings.options.softcap;
+  meta["window_left"] = options.window_left;
+  meta["softcap"] = options.softcap;
   meta["backend"] = backend;
-  std::ofstream file(dir + "/meta.json");
-  file << meta.dump(2) << "\n";
-  if (!file) return absl::InternalError(absl::StrCat("write of ", dir, "/meta.json failed"));
-  return absl::OkStatus();
+  ASSIGN_OR_RETURN(CheckedFile file, CheckedFile::Create(dir + "/meta.json"));
+  file.Write(meta.dump(2));
+  file.Write("\n");
+  return file.Close();
 }
 
+// The GPU runner of a file planned at a CUDA-graph capacity: one captured
+// graph replayed for every batch, in order (made at the first batch).
+struct GraphRun {
+  PlanShape shape;
+  std::unique_ptr<GpuAttentionRunner> runner;
+};
+
 // Runs attention for one planned batch; returns the "run" JSON object's text.
-absl::StatusOr<std::string> RunAttention(const RunSettings& settings, const Scenario& scenario,
-                                         const HostMetadata& plan,
-                                         const GraphCaptureConfig* capture, uint64_t seed,
+absl::StatusOr<std::string> RunAttention(const RunConfig& config, const PlannerConfig& planner,
+                                         const Scenario& scenario, const HostMetadata& plan,
+                                         GraphRun* graph, uint64_t seed,
                                          const std::string& dump_dir) {
   const KvPagePool& pool = *scenario.pool;
-  const BatchDescriptor& batch = scenario.batch;
+  const ValidatedBatch& batch = scenario.batch;
+  const AttentionOptions options = OptionsOf(config);
   ASSIGN_OR_RETURN(AttentionData data,
-                   MakeAttentionData(pool, batch, settings.num_q_heads, settings.num_kv_heads,
-                                     settings.head_dim, settings.dtype, seed));
+                   MakeAttentionData(pool, batch, config.num_q_heads, config.num_kv_heads,
+                                     config.head_dim, config.dtype, seed));
   const HostAttentionResult reference =
-      AttendLogicalSequences(LogicalRequestsOf(pool, batch, data), settings.num_q_heads,
-                             settings.num_kv_heads, settings.head_dim, settings.options);
+      AttendLogicalSequences(LogicalRequestsOf(pool, batch, data), config.num_q_heads,
+                             config.num_kv_heads, config.head_dim, options);
   const bool gpu = VisibleGpuCount() > 0;
+  const int64_t tokens = batch.descriptor().num_tokens();
   std::vector<double> out, lse;
+  int64_t lse_stride = tokens;
   if (gpu) {
-    ASSIGN_OR_RETURN(AttentionOutputs outputs,
-                     capture != nullptr
-                         ? RunKernelGraphReplay(data, pool, batch, *capture, settings.options)
-                         : RunKernelEager(data, plan, settings.options));
-    out = std::move(outputs.out);
-    lse = std::move(outputs.lse);
+    absl::StatusOr<AttentionOutputs> outputs;
+    if (graph != nullptr) {
+      if (graph->runner == nullptr) {
+        ASSIGN_OR_RETURN(graph->runner, GpuAttentionRunner::Create(pool, graph->shape, planner,
+                                                                   config.dtype, LaunchKind::kGraph));
+      }
+      outputs = graph->runner->Run(data, pool, batch, options);
+      lse_stride = int64_t{graph->shape.max_batch_size} * graph->shape.max_q_len;
+    } else {
+      outputs = RunKernelEager(data, pool, batch, planner, options);
+    }
+    RETURN_IF_ERROR(outputs.status());
+    out = std::move(outputs->out);
+    lse = std::move(outputs->lse);
   } else {
-    data.q.resize(int64_t{plan.total_q_tokens} * settings.num_q_heads * settings.head_dim * 2, 0);
+    // The float64 executor following the very plan the kernels would run.
+    data.q.resize(int64_t{plan.View().total_q_tokens} * config.num_q_heads * config.head_dim * 2,
+                  0);
     ASSIGN_OR_RETURN(HostAttentionResult result,
-                     RunHostPagedAttention(HostArgs(data, plan.View(), settings.options)));
+                     RunHostPlannedAttention(HostArgs(data, plan.View(), options)));
     out = std::move(result.out);
     lse = std::move(result.lse);
+    lse_stride = plan.View().total_q_tokens;
   }
+  lse = LiveLse(lse, config.num_q_heads, lse_stride, tokens);
   const int64_t live = reference.out.size();
   double error_sq = 0, norm_sq = 0;
   for (int64_t i = 0; i < live; ++i) {
@@ -219,7 +259,7 @@ absl::StatusOr<std::string> RunAttention(const RunSettings& settings, const Scen
   }
   const std::string backend = gpu ? "gpu" : "host";
   if (!dump_dir.empty()) {
-    RETURN_IF_ERROR(Dump(dump_dir, settings, data, plan, out, lse, backend, batch));
+    RETURN_IF_ERROR(Dump(dump_dir, config, data, plan, out, lse, backend, batch.descriptor()));
   }
   nlohmann::json run;
   run["backend"] = backend;
@@ -228,70 +268,109 @@ absl::StatusOr<std::string> RunAttention(const RunSettings& settings, const Scen
   return run.dump();
 }
 
-absl::StatusOr<std::string> Run() {
+absl::Status WithBatch(size_t b, const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat("batch ", b, ": ", status.message()));
+}
+
+// Builds and plans every batch of `specs` in order (eagerly, or at the
+// capacity of one CUDA graph captured for the file), calling `visit` with each
+// and the graph capacity (null when eager).
+using PlannedBatch = std::function<absl::Status(size_t b, const Scenario& scenario,
+                                                const HostMetadata& plan, const PlanShape* graph)>;
+absl::Status PlanEveryBatch(const std::vector<ScenarioSpec>& specs, const RunConfig& config,
+                            const PlannerConfig& planner, const PlannedBatch& visit) {
+  int32_t max_q_len = 1;
+  for (const ScenarioSpec& spec : specs) {
+    for (int32_t n : spec.new_tokens) max_q_len = std::max(max_q_len, n);
+  }
+  for (size_t b = 0; b < specs.size(); ++b) {
+    absl::StatusOr<Scenario> scenario = BuildScenario(specs[b]);
+    RETURN_IF_ERROR(WithBatch(b, scenario.status()));
+    absl::StatusOr<HostMetadata> plan;
+    PlanShape shape;
+    if (config.graph_max_batch == 0) {
+      plan = PlanEager(scenario->batch, *scenario->pool, planner);
+    } else {
+      shape = CaptureShape(*scenario->pool, config.graph_max_batch, max_q_len);
+      plan = PlanOnHost(scenario->batch, *scenario->pool, planner, shape);
+    }
+    RETURN_IF_ERROR(WithBatch(b, plan.status()));
+    RETURN_IF_ERROR(
+        WithBatch(b, visit(b, *scenario, *plan, config.graph_max_batch == 0 ? nullptr : &shape)));
+  }
+  return absl::OkStatus();
+}
+
+// Everything but the output; returns the status plan_batch exits with.
+absl::Status Run() {
   const std::string path = absl::GetFlag(FLAGS_batch);
   if (path.empty()) return absl::InvalidArgumentError("--batch=FILE.json is required");
-  const int32_t graph_max_batch = absl::GetFlag(FLAGS_graph_max_batch);
-  if (graph_max_batch < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--graph_max_batch = ", graph_max_batch, " must be >= 0"));
-  }
-  ASSIGN_OR_RETURN(const RunSettings run_settings, ReadRunFlags());
-  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  const bool is_array = text.find_first_not_of(" \t\r\n") != std::string::npos &&
-                        text[text.find_first_not_of(" \t\r\n")] == '[';
-  ASSIGN_OR_RETURN(std::vector<ScenarioSpec> specs, ParseBatchFile(text));
-  RETURN_IF_ERROR(UseCommonPool(specs));  // one pool layout for all batches (batch_json.h)
+  RunFlags flags;
+  flags.graph_max_batch = absl::GetFlag(FLAGS_graph_max_batch);
+  flags.run = absl::GetFlag(FLAGS_run);
+  flags.dump_dir = absl::GetFlag(FLAGS_dump_dir);
+  flags.num_q_heads = absl::GetFlag(FLAGS_num_q_heads);
+  flags.num_kv_heads = absl::GetFlag(FLAGS_num_kv_heads);
+  flags.head_dim = absl::GetFlag(FLAGS_head_dim);
+  flags.dtype = absl::GetFlag(FLAGS_dtype);
+  flags.window_left = absl::GetFlag(FLAGS_window_left);
+  flags.softcap = absl::GetFlag(FLAGS_softcap);
+  ASSIGN_OR_RETURN(const RunConfig config, ValidateRunFlags(flags));
+  ASSIGN_OR_RETURN(const PlannerConfig planner, PlannerConfigOf(config));
 
-  std::vector<std::string> outputs;
-  std::unique_ptr<GraphMetadataState> graph;
-  GraphCaptureConfig capture;
-  for (size_t b = 0; b < specs.size(); ++b) {
-    const std::string where = absl::StrCat("batch ", b, ": ");
-    absl::StatusOr<Scenario> scenario = BuildScenario(specs[b]);
-    if (!scenario.ok()) {
-      return absl::Status(scenario.status().code(),
-                          absl::StrCat(where, scenario.status().message()));
-    }
-    absl::StatusOr<HostMetadata> plan;
-    if (graph_max_batch == 0) {
-      plan = PlanEager(scenario->batch, *scenario->pool, PlannerConfig{});
-    } else {
-      if (graph == nullptr) {
-        int32_t max_q_len = 1;
-        for (const ScenarioSpec& spec : specs) {
-          for (int32_t n : spec.new_tokens) max_q_len = std::max(max_q_len, n);
-        }
-        capture = CaptureConfigForPool(*scenario->pool, graph_max_batch, max_q_len);
-        ASSIGN_OR_RETURN(graph, GraphMetadataState::CaptureOnHost(capture));
-      }
-      absl::Status replayed = graph->Replay(scenario->batch, *scenario->pool);
-      if (replayed.ok()) {
-        plan = graph->ReadBack();
-      } else {
-        plan = replayed;
-      }
-    }
-    if (!plan.ok()) {
-      return absl::Status(plan.status().code(), absl::StrCat(where, plan.status().message()));
-    }
-    std::string run;
-    if (run_settings.enabled) {
-      std::string dump_dir = run_settings.dump_dir;
-      if (!dump_dir.empty() && is_array) dump_dir = absl::StrCat(dump_dir, "/batch_", b);
-      if (!run_settings.dump_dir.empty()) RETURN_IF_ERROR(MakeDirectory(run_settings.dump_dir));
-      absl::StatusOr<std::string> ran =
-          RunAttention(run_settings, *scenario, *plan, graph != nullptr ? &capture : nullptr,
-                       specs[b].seed, dump_dir);
-      if (!ran.ok()) {
-        return absl::Status(ran.status().code(), absl::StrCat(where, ran.status().message()));
-      }
-      run = *std::move(ran);
-    }
-    outputs.push_back(MetadataJson(*plan, scenario->batch, *scenario->pool, run));
+  absl::StatusOr<std::string> text = ReadBoundedFile(path, kMaxBatchFileBytes);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(), absl::StrCat("--batch: ", text.status().message()));
   }
-  if (!is_array) return outputs[0];
-  return absl::StrCat("[", absl::StrJoin(outputs, ",\n"), "]");
+  ASSIGN_OR_RETURN(BatchFile file, ParseBatchFile(*text));
+  text->clear();
+  text->shrink_to_fit();
+  RETURN_IF_ERROR(UseCommonPool(file.specs));  // one pool layout for all batches (batch_json.h)
+  RETURN_IF_ERROR(CheckRunLimits(file.specs, config));
+
+  // Pass 1: every batch built and planned, nothing kept, nothing printed, so
+  // that any invalid batch fails the run before stdout sees a byte.
+  RETURN_IF_ERROR(PlanEveryBatch(
+      file.specs, config, planner,
+      [](size_t, const Scenario&, const HostMetadata&, const PlanShape*) {
+        return absl::OkStatus();
+      }));
+
+  // Pass 2: the same plans again, each run and written out as it is made.
+  if (!config.dump_dir.empty()) RETURN_IF_ERROR(MakeDirectory(config.dump_dir));
+  CheckedFile out = CheckedFile::Stdout();
+  GraphRun graph;
+  const absl::Status planned = PlanEveryBatch(
+      file.specs, config, planner,
+      [&](size_t b, const Scenario& scenario, const HostMetadata& plan,
+          const PlanShape* capture) -> absl::Status {
+        std::string run;
+        if (config.run) {
+          std::string dump_dir = config.dump_dir;
+          if (!dump_dir.empty() && file.is_array) dump_dir = absl::StrCat(dump_dir, "/batch_", b);
+          if (capture != nullptr) graph.shape = *capture;
+          ASSIGN_OR_RETURN(run, RunAttention(config, planner, scenario, plan,
+                                             capture != nullptr ? &graph : nullptr,
+                                             file.specs[b].seed, dump_dir));
+        }
+        // Same bytes as one "[" + join(batches, ",\n") + "]" (or the object
+        // alone) followed by a newline.
+        if (file.is_array) out.Write(b == 0 ? "[" : ",\n");
+        RETURN_IF_ERROR(WriteMetadataJson(plan, scenario.batch.descriptor(), *scenario.pool, run,
+                                          [&out](absl::string_view piece) { out.Write(piece); }));
+        // Stop at the first failed write (e.g. a full disk) rather than plan on.
+        return out.status();
+      });
+  if (!planned.ok()) {
+    // Stdout's own failure, if any, is the root cause; otherwise the batch's.
+    // Whatever was written stays cut off (see the file comment).
+    if (!out.status().ok()) return out.status();
+    out.Close().IgnoreError();
+    return planned;
+  }
+  out.Write(file.is_array ? "]\n" : "\n");
+  return out.Close();
 }
 
 }  // namespace
@@ -300,13 +379,15 @@ absl::StatusOr<std::string> Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Prints the attention metadata for a batch file: plan_batch --batch=FILE.json "
-      "[--graph_max_batch=N]");
+      "[--graph_max_batch=N] [--run [--dump_dir=DIR] ...]");
   absl::ParseCommandLine(argc, argv);
-  const absl::StatusOr<std::string> json = paged_attention::Run();
-  if (!json.ok()) {
-    std::fprintf(stderr, "plan_batch: %s\n", std::string(json.status().message()).c_str());
+  const absl::Status status = paged_attention::Run();
+  if (!status.ok()) {
+    // One line whatever the message holds: a path or a value may carry a newline.
+    std::string message(status.message());
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::fprintf(stderr, "plan_batch: %s\n", message.c_str());
     return 1;
   }
-  std::printf("%s\n", json->c_str());
   return 0;
 }

@@ -31,10 +31,21 @@ graph=$($plan --batch=$data/graph_sequence.json --graph_max_batch=4) || { echo "
 expect_contains graph "$graph" '"cache_seqlens":[1004,11,68]'
 expect_contains graph "$graph" '"cache_seqlens":[7]'
 expect_contains graph "$graph" '"cache_seqlens":[2000,17]'
-# Live rows of graph replay equal the eager plan (split counts differ by design).
-strip() { sed 's/"num_kv_splits":[0-9]*,//g'; }
-if [[ "$(echo "$eager" | strip)" != "$(echo "$graph" | strip)" ]]; then
+# The live rows of a graph replay and their work plan equal the eager plan's.
+if [[ "$eager" != "$graph" ]]; then
   echo "FAIL graph: replay metadata differs from eager"; failures=$((failures + 1))
+fi
+expect_contains plan "$graph" '"work_plan":{"active_workers":'
+# The plan follows the heads it is made for: 4x the KV heads, 4x the units.
+heads8=$($plan --batch=$data/skewed_draft_extend_v2.json --num_sms=4 --ctas_per_sm=1) || exit 1
+heads32=$($plan --batch=$data/skewed_draft_extend_v2.json --num_q_heads=64 --num_kv_heads=32 \
+  --num_sms=4 --ctas_per_sm=1) || exit 1
+expect_contains heads8 "$heads8" '"workers":4}'
+# Segments of the printed work plan.
+segment_count() { sed -E 's/.*"segments":\[(.*)\],"workers".*/\1/' <<< "$1" | grep -o '\[' | wc -l; }
+if (($(segment_count "$heads32") != 4 * $(segment_count "$heads8"))); then
+  echo "FAIL heads: $(segment_count "$heads32") segments for 32 KV heads, $(segment_count "$heads8") for 8"
+  failures=$((failures + 1))
 fi
 
 check_error() {  # name, expected stderr text, args...
@@ -49,9 +60,9 @@ check_error() {  # name, expected stderr text, args...
 }
 check_error bad_request 'batch 0: request 1: seq_lens[1] = 3 is smaller than new_tokens[1] = 4' \
   --batch=$data/bad_request.json
-check_error over_capacity 'replay batch of 3 requests exceeds the captured capacity of 2' \
+check_error over_capacity 'batch of 3 requests exceeds the plan capacity of 2' \
   --batch=$data/graph_sequence.json --graph_max_batch=2
-check_error missing_file 'cannot read' --batch=/nonexistent.json
+check_error missing_file 'cannot open "/nonexistent.json": No such file or directory' --batch=/nonexistent.json
 check_error no_batch '--batch=FILE.json is required'
 
 if ((failures)); then echo "$failures failure(s)"; exit 1; fi

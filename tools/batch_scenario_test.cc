@@ -1,5 +1,6 @@
 #include "tools/batch_scenario.h"
 
+#include <limits>
 #include <string>
 
 #include "absl/status/status.h"
@@ -49,6 +50,18 @@ TEST(MakeAttentionDataTest, RefusesBadShapesBeforeAllocating) {
   EXPECT_THAT(std::string(huge.message()), HasSubstr("more than the host budget"));
   // K/V past the host budget: HostKvCache says so.
   EXPECT_EQ(make(1, 1, 1 << 30).code(), absl::StatusCode::kResourceExhausted);
+}
+
+// Regression: a descriptor whose new_tokens sum past int32 wrapped the
+// token count negative, and std::vector aborted on it.
+TEST(MakeAttentionDataTest, RefusesABatchThatDoesNotValidate) {
+  Scenario scenario = SmallScenario();
+  BatchDescriptor batch = scenario.batch;
+  batch.requests[0].new_tokens = std::numeric_limits<int32_t>::max();
+  batch.requests[1].new_tokens = std::numeric_limits<int32_t>::max();
+  const absl::Status status =
+      MakeAttentionData(*scenario.pool, batch, 4, 2, 8, DType::kBFloat16, 0).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
 }
 
 }  // namespace

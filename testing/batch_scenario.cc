@@ -119,6 +119,9 @@ absl::StatusOr<AttentionData> MakeAttentionData(const KvPagePool& pool,
                      ", num_kv_heads = ", num_kv_heads, ", head_dim = ", head_dim,
                      ": need positive values with num_q_heads a multiple of num_kv_heads"));
   }
+  // Validated against some pool at some time; checked again against this
+  // one, now, since the pool may have changed since (a freed request).
+  RETURN_IF_ERROR(ValidateBatchDescriptor(batch, pool).status());
   // Q as float while drawn, then in dtype; int64, each factor < 2^31.
   const int64_t q_bytes = int64_t{batch.num_tokens()} * num_q_heads * head_dim *
                           (static_cast<int64_t>(sizeof(float)) + DTypeSize(dtype));

@@ -72,8 +72,9 @@ PagedAttentionArgs ArgsFor(const AttentionData& data, const void* q, const void*
                            const void* v_cache, void* out, float* lse,
                            const AttentionMetadata& metadata, const AttentionOptions& options);
 
-// InvalidArgument for non-positive heads or head_dim or num_q_heads not a
-// multiple of num_kv_heads; ResourceExhausted when Q or the K/V cache would
+// InvalidArgument for non-positive heads or head_dim, num_q_heads not a
+// multiple of num_kv_heads, or a batch ValidateBatchDescriptor refuses;
+// ResourceExhausted when Q or the K/V cache would
 // pass the host budget (kMaxHostKvCacheBytes each), before allocating.
 absl::StatusOr<AttentionData> MakeAttentionData(const KvPagePool& pool,
                                                 const ValidatedBatch& batch, int32_t num_q_heads,

@@ -51,5 +51,17 @@ TEST(MakeAttentionDataTest, RefusesBadShapesBeforeAllocating) {
   EXPECT_EQ(make(1, 1, 1 << 30).code(), absl::StatusCode::kResourceExhausted);
 }
 
+// ValidatedBatch rules out a malformed descriptor by type; what it cannot
+// rule out is the pool changing after validation. A freed request must be
+// refused, not read through a stale page table.
+TEST(MakeAttentionDataTest, RefusesABatchItsPoolNoLongerHolds) {
+  Scenario scenario = SmallScenario();
+  const int32_t row = scenario.batch.requests()[0].row;
+  ASSERT_TRUE(scenario.pool->FreeRequest(row).ok());
+  const absl::Status status =
+      MakeAttentionData(*scenario.pool, scenario.batch, 4, 2, 8, DType::kBFloat16, 0).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+}
+
 }  // namespace
 }  // namespace paged_attention

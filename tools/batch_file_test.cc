@@ -92,8 +92,8 @@ TEST(ReadBoundedFileTest, SaysADirectoryIsADirectory) {
 }
 
 TEST(ReadBoundedFileTest, NamesAMissingFile) {
-  ExpectError(ReadBoundedFile(TempPath("missing/batch.json"), kLimit),
-              absl::StatusCode::kNotFound, "cannot open");
+  ExpectError(ReadBoundedFile(TempPath("missing/batch.json"), kLimit), absl::StatusCode::kNotFound,
+              "cannot open");
 }
 
 TEST(ReadBoundedFileTest, ReadsAPipeAndStopsOneBytePastTheLimit) {

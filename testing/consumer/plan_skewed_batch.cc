@@ -42,14 +42,23 @@ int main() {
       *pool, ForwardMode::kDraftExtendV2, SeqLensConvention::kIncludesNewTokens,
       /*prefix_lens=*/{300, 5}, /*new_tokens=*/{4, 4}, SpecInfo{.num_draft_tokens = 4});
   if (!inputs.ok()) return Fail("MakeEngineBatch", inputs.status());
-  absl::StatusOr<BatchDescriptor> batch = BuildBatchDescriptor(*inputs, *pool);
+  absl::StatusOr<ValidatedBatch> batch = BuildBatchDescriptor(*inputs, *pool);
   if (!batch.ok()) return Fail("BuildBatchDescriptor", batch.status());
-  absl::StatusOr<HostMetadata> plan = PlanEager(*batch, *pool, PlannerConfig{});
+  // The model's heads and the GPU's geometry shape the work plan (H200: 132
+  // SMs, 2 attention CTAs each); nothing is defaulted.
+  const PlannerConfig config{.num_q_heads = 32,
+                             .num_kv_heads = 8,
+                             .head_dim = 128,
+                             .num_sms = 132,
+                             .ctas_per_sm = 2};
+  absl::StatusOr<HostMetadata> plan = PlanEager(*batch, *pool, config);
   if (!plan.ok()) return Fail("PlanEager", plan.status());
   std::printf("mode %s\n", std::string(ForwardModeName(plan->mode)).c_str());
   std::printf("cache_seqlens %s\n", Join(plan->cache_seqlens).c_str());
   std::printf("cu_seqlens_q %s\n", Join(plan->cu_seqlens_q).c_str());
-  std::printf("cu_seqlens_k %s\n", Join(plan->cu_seqlens_k).c_str());
-  std::printf("max_seq_len_k %d\n", plan->max_seq_len_k);
+  std::printf("max_seq_len_k %d\n", plan->summary.max_seq_len_k);
+  std::printf("work plan: %d segments on %d workers, %d merges\n",
+              plan->summary.partition.num_segments, plan->summary.partition.worker_span,
+              plan->summary.partition.num_merge_tasks);
   return 0;
 }

@@ -107,6 +107,14 @@ absl::StatusOr<AttentionOutputs> GpuAttentionRunner::Run(const AttentionData& da
       data.head_dim != config_.head_dim || data.dtype != dtype_) {
     return absl::InvalidArgumentError("attention data shaped unlike the runner's config");
   }
+  // The device table and K/V were sized for the creating pool's geometry.
+  if (pool.req_to_token().size() * sizeof(int32_t) != req_to_token_.size_bytes() ||
+      pool.num_pages() != kv_->layout().num_pages || pool.page_size() != kv_->layout().page_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GpuAttentionRunner::Run: pool of ", pool.num_pages(), " pages of ", pool.page_size(),
+        " slots and ", pool.req_to_token().size(),
+        " table entries differs from the pool the runner was created for"));
+  }
   // Synchronous uploads: the pool's table, K/V and Q (zero-padded to the shape).
   RETURN_IF_ERROR(req_to_token_.CopyFromHost(pool.req_to_token().data(),
                                              pool.req_to_token().size() * sizeof(int32_t)));
@@ -136,8 +144,10 @@ absl::StatusOr<AttentionOutputs> GpuAttentionRunner::Run(const AttentionData& da
     args.metadata = metadata_->metadata_for(last_plan_);
     RETURN_IF_ERROR(LaunchPagedAttention(args, workspace_.data(), workspace_.size_bytes(), stream_));
   } else {
+    // The captured graph reads the capacity-shaped buffers; so does the
+    // download below (its lse row stride is the capacity's token count).
+    args.metadata = metadata_->metadata();
     if (graph_ == nullptr) {
-      args.metadata = metadata_->metadata();
       ASSIGN_OR_RETURN(graph_, CapturedAttention::Capture(args, workspace_.data(),
                                                           workspace_.size_bytes(), stream_));
       captured_options_ = options;

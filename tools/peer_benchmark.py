@@ -183,14 +183,14 @@ class TorchPeers:
             print(f"flex failed: {error}", file=sys.stderr)
             return None
 
-    def run(self, hq, hkv, hd, requests):
+    def run(self, hq, hkv, hd, requests, with_flex=True):
         results = {}
         for name, backend in (("sdpa_flash", self.SDPBackend.FLASH_ATTENTION),
                               ("sdpa_cudnn", self.SDPBackend.CUDNN_ATTENTION)):
             timed = self.sdpa(backend, hq, hkv, hd, requests)
             if timed:
                 results[name] = timed
-        timed = self.flex_call(hq, hkv, hd, requests)
+        timed = self.flex_call(hq, hkv, hd, requests) if with_flex else None
         if timed:
             results["flex"] = timed
         self.torch.cuda.empty_cache()
@@ -203,11 +203,11 @@ class DryPeers:
     def version(self):
         return "dry-run"
 
-    def run(self, hq, hkv, hd, requests):
+    def run(self, hq, hkv, hd, requests, with_flex=True):
         _, total = kv_and_total_bytes(hq, hkv, hd, requests)
         return {"sdpa_flash": (total / 2.0e12 * 1e3 + 0.01, ""),
                 "sdpa_cudnn": (total / 3.0e12 * 1e3 + 0.01, "unmasked (upper bound)"),
-                "flex": (total / 2.5e12 * 1e3 + 0.02, "dry")}
+                **({"flex": (total / 2.5e12 * 1e3 + 0.02, "dry")} if with_flex else {})}
 
 
 # The bars, checked per case (first match wins).
@@ -247,6 +247,9 @@ def main():
     parser.add_argument("--filter", default="",
                         help="regex: only these of our cases (--benchmark_filter for the binary)")
     parser.add_argument("--no-flex", action="store_true", help="skip compiled flex_attention")
+    parser.add_argument("--flex-filter", default="",
+                        help="regex: time flex only for these cases (each shape compiles for"
+                             " ~10 s); the SDPA peers run for every case")
     parser.add_argument("--dry-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--context", action="append", default=[],
                         help="KEY=VALUE added to the JSON context (e.g. git_revision=abc)")
@@ -302,7 +305,8 @@ def main():
         if case not in ("PageSweep",) and shape_args.get("l2") != "warm":
             key = (hq, hkv, hd, tuple(requests))
             if key not in peer_cache:
-                peer_cache[key] = peers.run(hq, hkv, hd, requests)
+                with_flex = not args.flex_filter or re.search(args.flex_filter, name) is not None
+                peer_cache[key] = peers.run(hq, hkv, hd, requests, with_flex)
             for peer, (ms, note) in peer_cache[key].items():
                 us = ms * 1e3
                 tbps = total_bytes / (us * 1e-6) * 1e-12

@@ -250,8 +250,16 @@ absl::StatusOr<std::string> RunAttention(const RunConfig& config, const PlannerC
     lse = std::move(result.lse);
     lse_stride = plan.View().total_q_tokens;
   }
-  lse = LiveLse(lse, config.num_q_heads, lse_stride, tokens);
   const int64_t live = reference.out.size();
+  // A runner that returned less than the launch covers is our bug: say so
+  // rather than read past its vectors.
+  if (static_cast<int64_t>(out.size()) < live ||
+      static_cast<int64_t>(lse.size()) < int64_t{config.num_q_heads} * lse_stride) {
+    return absl::InternalError(absl::StrCat("attention run returned ", out.size(), " outputs and ",
+                                            lse.size(), " lse values for ", live, " and ",
+                                            int64_t{config.num_q_heads} * lse_stride));
+  }
+  lse = LiveLse(lse, config.num_q_heads, lse_stride, tokens);
   double error_sq = 0, norm_sq = 0;
   for (int64_t i = 0; i < live; ++i) {
     error_sq += (out[i] - reference.out[i]) * (out[i] - reference.out[i]);

@@ -60,6 +60,11 @@ absl::StatusOr<std::unique_ptr<DeviceMetadata>> DeviceMetadata::Create(
                    DeviceBuffer::Allocate(std::max<int64_t>(layout.page_table_entries, 1) *
                                               sizeof(int32_t),
                                           "page table"));
+  // The gather fills only each live request's used pages; the rest stays 0
+  // (page 0), so the whole table is defined for anyone who reads it back.
+  RETURN_IF_ERROR(CudaCall(cudaMemset(metadata->device_page_table_.data(), 0,
+                                      metadata->device_page_table_.size_bytes()),
+                           "cudaMemset(page table)"));
   for (int b = 0; b < 2; ++b) {
     void* pinned = nullptr;
     RETURN_IF_ERROR(CudaCall(cudaMallocHost(&pinned, block_bytes), "cudaMallocHost(plan staging)"));

@@ -133,10 +133,6 @@ class HostKvCache {
     return DecodeElement(layout_.dtype, tensor == KvTensor::kKey ? k_.data() : v_.data(),
                          layout_.SlotElementOffset(slot, head, dim));
   }
-  // At widened to double, for float64 references.
-  double AtDouble(KvTensor tensor, int64_t slot, int32_t head, int32_t dim) const {
-    return At(tensor, slot, head, dim);
-  }
 
  private:
   explicit HostKvCache(const KvCacheLayout& layout);

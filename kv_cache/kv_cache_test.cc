@@ -120,7 +120,7 @@ TEST_P(HostKvCacheDtypeTest, WriteRowsStoresEachTokenAtItsSlotAndSkipsPadding) {
     for (int32_t h = 0; h < layout.num_kv_heads; ++h) {
       for (int32_t d = 0; d < layout.head_dim; ++d) {
         const float k = cache->At(KvTensor::kKey, slot, h, d);
-        const double v = cache->AtDouble(KvTensor::kValue, slot, h, d);
+        const double v = cache->At(KvTensor::kValue, slot, h, d);
         if (token < 0) {
           EXPECT_TRUE(std::isnan(k) && std::isnan(v)) << "untouched slot " << slot;
         } else {

@@ -25,7 +25,7 @@ struct ConventionContext {
 std::string ModeName(ForwardMode mode) { return std::string(ForwardModeName(mode)); }
 
 bool IsDraftDecodeStep(ForwardMode mode, const SpecInfo& spec) {
-  return mode == ForwardMode::kDecode && spec.draft_step >= 0;
+  return IsDecode(mode) && spec.draft_step >= 0;
 }
 
 absl::Status CheckCount(absl::string_view field, size_t entries, size_t batch_size) {
@@ -47,7 +47,7 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
   if (spec.topk < 1) {
     return absl::InvalidArgumentError(absl::StrCat("spec.topk = ", spec.topk, " must be >= 1"));
   }
-  if (spec.topk > 1 && (mode == ForwardMode::kTargetVerify || IsDraftDecodeStep(mode, spec))) {
+  if (spec.topk > 1 && (IsTargetVerify(mode) || IsDraftDecodeStep(mode, spec))) {
     return absl::UnimplementedError(
         absl::StrCat("spec.topk = ", spec.topk, " in ", mode_name,
                      ": tree speculation (topk > 1) is not supported yet; use topk = 1 (chain)"));
@@ -58,8 +58,7 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
   }
   // DRAFT_EXTEND too: its accept_lengths and new tokens are bounded by the
   // drafts, so without them nothing would be.
-  if ((mode == ForwardMode::kTargetVerify || mode == ForwardMode::kDraftExtend ||
-       mode == ForwardMode::kDraftExtendV2) &&
+  if ((IsTargetVerify(mode) || IsDraftExtend(mode, DraftExtendV2Policy::kInclude)) &&
       spec.num_draft_tokens < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "spec.num_draft_tokens = ", spec.num_draft_tokens, " must be >= 1 for ", mode_name));
@@ -68,7 +67,7 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
     return absl::InvalidArgumentError(absl::StrCat("spec.draft_step = ", spec.draft_step,
                                                    " must be >= 0, or -1 for no draft step"));
   }
-  if (spec.draft_step >= 0 && mode != ForwardMode::kDecode) {
+  if (spec.draft_step >= 0 && !IsDecode(mode)) {
     return absl::InvalidArgumentError(absl::StrCat("spec.draft_step = ", spec.draft_step,
                                                    " is set but mode is ", mode_name,
                                                    " (draft decode steps are DECODE batches)"));
@@ -80,7 +79,7 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
                      spec.num_draft_tokens, " (step s writes draft token s)"));
   }
   if (!spec.accept_lengths.empty()) {
-    if (mode != ForwardMode::kDraftExtend) {
+    if (!IsDraftExtend(mode, DraftExtendV2Policy::kExclude)) {
       return absl::InvalidArgumentError(
           absl::StrCat("spec.accept_lengths has ", spec.accept_lengths.size(),
                        " entries but mode is ", mode_name, " (only DRAFT_EXTEND uses it)"));
@@ -163,7 +162,7 @@ absl::StatusOr<int64_t> ValidateRequests(const BatchDescriptor& batch, const KvP
         "page_size = ", batch.page_size, " differs from the pool's page size ", pool.page_size()));
   }
   RETURN_IF_ERROR(CheckSpec(batch.mode, batch.spec, batch.requests.size()));
-  if (batch.mode == ForwardMode::kIdle) {
+  if (IsIdle(batch.mode)) {
     if (!batch.requests.empty() || !batch.out_cache_loc.empty() || !batch.positions.empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("an IDLE batch must be empty, got ", batch.requests.size(), " requests, ",
@@ -217,7 +216,7 @@ absl::StatusOr<int64_t> ValidateRequests(const BatchDescriptor& batch, const KvP
     }
     // accept_lengths[i] <= num_draft_tokens (CheckSpec): the same bound when
     // the counts come without accept_lengths.
-    if (batch.mode == ForwardMode::kDraftExtend &&
+    if (IsDraftExtend(batch.mode, DraftExtendV2Policy::kExclude) &&
         r.new_tokens > int64_t{batch.spec.num_draft_tokens} + 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "request ", i, ": requests[", i, "].new_tokens = ", r.new_tokens,
@@ -235,8 +234,7 @@ absl::StatusOr<int64_t> ValidateRequests(const BatchDescriptor& batch, const KvP
     // Verify and V2 draft extend read exactly the drafts reserved past the
     // committed length. A prefix at that length with another draft count is
     // a count mismatch, not a seq_lens convention problem: say so.
-    if (kv_len > written &&
-        (batch.mode == ForwardMode::kTargetVerify || batch.mode == ForwardMode::kDraftExtendV2) &&
+    if (kv_len > written && (IsTargetVerify(batch.mode) || IsDraftExtendV2(batch.mode)) &&
         r.prefix_len == *length && *draft_length != r.new_tokens) {
       return absl::InvalidArgumentError(absl::StrCat(
           "request ", i, ": row ", r.row, " has ", *draft_length,
@@ -259,7 +257,7 @@ absl::StatusOr<int64_t> ValidateRequests(const BatchDescriptor& batch, const KvP
 // The per-token checks, after ValidateRequests returned `num_tokens`.
 absl::Status ValidateTokens(const BatchDescriptor& batch, const KvPagePool& pool,
                             const ConventionContext* context, int64_t num_tokens) {
-  if (batch.mode == ForwardMode::kIdle) return absl::OkStatus();
+  if (IsIdle(batch.mode)) return absl::OkStatus();
 
   if (static_cast<int64_t>(batch.out_cache_loc.size()) != num_tokens) {
     return absl::InvalidArgumentError(absl::StrCat("out_cache_loc has ", batch.out_cache_loc.size(),
@@ -367,7 +365,7 @@ absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inp
   }
   const size_t batch_size = inputs.req_pool_indices.size();
   RETURN_IF_ERROR(CheckSpec(inputs.mode, inputs.spec, batch_size));
-  if (inputs.mode == ForwardMode::kIdle &&
+  if (IsIdle(inputs.mode) &&
       (batch_size > 0 || !inputs.seq_lens.empty() || !inputs.extend_seq_lens.empty() ||
        !inputs.out_cache_loc.empty() || !inputs.positions.empty())) {
     return absl::InvalidArgumentError(
@@ -380,11 +378,12 @@ absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inp
 
   // New tokens per request, from extend_seq_lens or what the mode implies.
   const std::vector<int32_t>& extend = inputs.extend_seq_lens;
-  const bool extend_optional =
-      inputs.mode == ForwardMode::kDecode || inputs.mode == ForwardMode::kTargetVerify ||
-      (inputs.mode == ForwardMode::kDraftExtend && !inputs.spec.accept_lengths.empty());
+  const bool extend_optional = IsDecode(inputs.mode) || IsTargetVerify(inputs.mode) ||
+                               (IsDraftExtend(inputs.mode, DraftExtendV2Policy::kExclude) &&
+                                !inputs.spec.accept_lengths.empty());
   if (!(extend.empty() && extend_optional)) {
-    if (extend.empty() && inputs.mode == ForwardMode::kDraftExtend && batch_size > 0) {
+    if (extend.empty() && IsDraftExtend(inputs.mode, DraftExtendV2Policy::kExclude) &&
+        batch_size > 0) {
       return absl::InvalidArgumentError(
           "DRAFT_EXTEND needs extend_seq_lens or spec.accept_lengths; both are empty");
     }

@@ -22,7 +22,6 @@ absl::StatusOr<BatchDescriptor> Descriptor(absl::StatusOr<ValidatedBatch> batch)
   return batch->descriptor();
 }
 
-
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
@@ -643,8 +642,8 @@ TEST_F(BatchDescriptorTest, BuildFailsOnDraftExtendWithoutDrafts) {
 }
 
 TEST_F(BatchDescriptorTest, ValidateFailsOnDraftExtendLongerThanTheDraftsAllow) {
-  absl::StatusOr<BatchDescriptor> batch =
-      Descriptor(BuildBatchDescriptor(Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
+  absl::StatusOr<BatchDescriptor> batch = Descriptor(
+      BuildBatchDescriptor(Make(ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens,
                                 {20, 30}, {3, 5}, SpecInfo{.num_draft_tokens = kNumDraftTokens}),
                            pool_));
   ASSERT_TRUE(batch.ok()) << batch.status();

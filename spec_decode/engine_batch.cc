@@ -20,7 +20,7 @@ absl::Status CheckRequest(const KvPagePool& pool, ForwardMode mode, int32_t pref
                                                    "] = ", prefix_len, ", new_tokens[", i,
                                                    "] = ", new_tokens, " must not be negative"));
   }
-  const bool draft_decode = mode == ForwardMode::kDecode && spec.draft_step >= 0;
+  const bool draft_decode = IsDecode(mode) && spec.draft_step >= 0;
   if (draft_decode && prefix_len < spec.draft_step) {
     return absl::InvalidArgumentError(
         absl::StrCat("request ", i, ": prefix_lens[", i, "] = ", prefix_len,
@@ -76,7 +76,7 @@ absl::Status CheckRequest(const KvPagePool& pool, ForwardMode mode, int32_t pref
 absl::Status AddRequest(KvPagePool& pool, ForwardMode mode, SeqLensConvention convention,
                         int32_t prefix_len, int32_t new_tokens, const SpecInfo& spec,
                         std::vector<int32_t>& created, EngineBatchInputs& inputs) {
-  const bool draft_decode = mode == ForwardMode::kDecode && spec.draft_step >= 0;
+  const bool draft_decode = IsDecode(mode) && spec.draft_step >= 0;
   // Tokens of earlier draft steps: reserved, not committed.
   const int32_t earlier_draft = draft_decode ? spec.draft_step : 0;
   ASSIGN_OR_RETURN(const int32_t row, pool.CreateRequest());
@@ -104,7 +104,7 @@ absl::Status AddRequest(KvPagePool& pool, ForwardMode mode, SeqLensConvention co
   inputs.req_pool_indices.push_back(row);
   inputs.seq_lens.push_back(
       convention == SeqLensConvention::kIncludesNewTokens ? prefix_len + new_tokens : prefix_len);
-  if (mode != ForwardMode::kDecode && mode != ForwardMode::kTargetVerify) {
+  if (!IsDecode(mode) && !IsTargetVerify(mode)) {
     inputs.extend_seq_lens.push_back(new_tokens);
   }
   for (int32_t j = 0; j < new_tokens; ++j) {
@@ -135,7 +135,7 @@ absl::StatusOr<EngineBatchInputs> MakeEngineBatch(KvPagePool& pool, ForwardMode 
     return absl::InvalidArgumentError(absl::StrCat(
         "convention = ", static_cast<int64_t>(convention), " is not a SeqLensConvention value"));
   }
-  if (mode == ForwardMode::kDraftExtend && !spec.accept_lengths.empty() &&
+  if (IsDraftExtend(mode, DraftExtendV2Policy::kExclude) && !spec.accept_lengths.empty() &&
       spec.accept_lengths.size() != prefix_lens.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("spec.accept_lengths has ", spec.accept_lengths.size(),

@@ -24,7 +24,6 @@ absl::StatusOr<BatchDescriptor> Descriptor(absl::StatusOr<ValidatedBatch> batch)
   return batch->descriptor();
 }
 
-
 using ::testing::HasSubstr;
 using ::testing::Not;
 

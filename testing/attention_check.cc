@@ -26,8 +26,8 @@ std::vector<LogicalRequest> LogicalRequestsOf(const KvPagePool& pool, const Vali
       const int64_t slot = pool.Slot(entry.row, t).value();
       for (int32_t h = 0; h < data.num_kv_heads; ++h) {
         for (int32_t c = 0; c < data.head_dim; ++c) {
-          request.k.push_back(data.kv.AtDouble(KvTensor::kKey, slot, h, c));
-          request.v.push_back(data.kv.AtDouble(KvTensor::kValue, slot, h, c));
+          request.k.push_back(data.kv.At(KvTensor::kKey, slot, h, c));
+          request.v.push_back(data.kv.At(KvTensor::kValue, slot, h, c));
         }
       }
     }
@@ -48,8 +48,7 @@ AttentionOptions DefaultOptions(int32_t head_dim) {
   return options;
 }
 
-std::string FirstDifference(absl::Span<const double> a, absl::Span<const double> b,
-                            int64_t count) {
+std::string FirstDifference(absl::Span<const double> a, absl::Span<const double> b, int64_t count) {
   if (static_cast<int64_t>(a.size()) < count || static_cast<int64_t>(b.size()) < count) {
     return absl::StrCat("sizes ", a.size(), " and ", b.size(), " hold fewer than ", count);
   }

@@ -11,8 +11,8 @@
 #include "attention/kernel/paged_attention_args.h"
 #include "kv_cache/page_pool.h"
 #include "spec_decode/batch_descriptor.h"
-#include "testing/host_executor.h"
 #include "testing/batch_scenario.h"
+#include "testing/host_executor.h"
 
 namespace paged_attention {
 
@@ -46,8 +46,7 @@ AttentionOptions DefaultOptions(int32_t head_dim);
 
 // "" when the first `count` elements of `a` and `b` are bit-identical (NaN
 // included); else where and how they first differ. For "replay equals eager".
-std::string FirstDifference(absl::Span<const double> a, absl::Span<const double> b,
-                            int64_t count);
+std::string FirstDifference(absl::Span<const double> a, absl::Span<const double> b, int64_t count);
 
 // max |a - b| over the first `count` elements (all when count < 0); NaN in
 // either counts as infinity, so unread or poisoned values fail loudly.

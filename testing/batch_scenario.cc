@@ -67,9 +67,9 @@ absl::StatusOr<Scenario> BuildScenario(const ScenarioSpec& spec) {
   ASSIGN_OR_RETURN(KvPagePool created, KvPagePool::Create(config));
   auto pool = std::make_unique<KvPagePool>(std::move(created));
   RETURN_IF_ERROR(pool->ShufflePageOrder(spec.seed));
-  ASSIGN_OR_RETURN(EngineBatchInputs inputs, MakeEngineBatch(*pool, spec.mode, spec.convention,
-                                                             spec.prefix_lens, spec.new_tokens,
-                                                             spec.spec));
+  ASSIGN_OR_RETURN(EngineBatchInputs inputs,
+                   MakeEngineBatch(*pool, spec.mode, spec.convention, spec.prefix_lens,
+                                   spec.new_tokens, spec.spec));
   ASSIGN_OR_RETURN(ValidatedBatch batch, BuildBatchDescriptor(inputs, *pool));
   return Scenario{std::move(pool), std::move(inputs), std::move(batch)};
 }
@@ -107,9 +107,9 @@ PagedAttentionArgs ArgsFor(const AttentionData& data, const void* q, const void*
 }
 
 absl::StatusOr<AttentionData> MakeAttentionData(const KvPagePool& pool,
-                                                const ValidatedBatch& validated, int32_t num_q_heads,
-                                                int32_t num_kv_heads, int32_t head_dim, DType dtype,
-                                                uint64_t seed) {
+                                                const ValidatedBatch& validated,
+                                                int32_t num_q_heads, int32_t num_kv_heads,
+                                                int32_t head_dim, DType dtype, uint64_t seed) {
   const BatchDescriptor& batch = validated.descriptor();
   // Checked before anything is sized by them: a negative or huge count would
   // otherwise reach std::vector (length_error, bad_alloc).

@@ -76,10 +76,9 @@ PagedAttentionArgs ArgsFor(const AttentionData& data, const void* q, const void*
 // multiple of num_kv_heads, or a batch ValidateBatchDescriptor refuses;
 // ResourceExhausted when Q or the K/V cache would
 // pass the host budget (kMaxHostKvCacheBytes each), before allocating.
-absl::StatusOr<AttentionData> MakeAttentionData(const KvPagePool& pool,
-                                                const ValidatedBatch& batch, int32_t num_q_heads,
-                                                int32_t num_kv_heads, int32_t head_dim, DType dtype,
-                                                uint64_t seed);
+absl::StatusOr<AttentionData> MakeAttentionData(const KvPagePool& pool, const ValidatedBatch& batch,
+                                                int32_t num_q_heads, int32_t num_kv_heads,
+                                                int32_t head_dim, DType dtype, uint64_t seed);
 
 }  // namespace paged_attention
 

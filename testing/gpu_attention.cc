@@ -52,6 +52,26 @@ absl::Status CapturedAttention::Launch(cudaStream_t stream) {
   return CudaCall(cudaGraphLaunch(exec_, stream), "cudaGraphLaunch");
 }
 
+absl::StatusOr<DeviceTableCopy> DeviceTableCopy::Create(const KvPagePool& pool) {
+  DeviceTableCopy copy;
+  ASSIGN_OR_RETURN(copy.buffer_, DeviceBuffer::Allocate(
+                                     pool.req_to_token().size() * sizeof(int32_t), "req_to_token"));
+  copy.rows_ = pool.max_requests();
+  copy.row_width_ = pool.row_width();
+  RETURN_IF_ERROR(copy.Upload(pool));
+  return copy;
+}
+
+absl::Status DeviceTableCopy::Upload(const KvPagePool& pool) {
+  const size_t bytes = pool.req_to_token().size() * sizeof(int32_t);
+  if (pool.max_requests() != rows_ || pool.row_width() != row_width_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DeviceTableCopy: pool table of ", pool.max_requests(), " x ",
+                     pool.row_width(), " differs from the copy's ", rows_, " x ", row_width_));
+  }
+  return buffer_.CopyFromHost(pool.req_to_token().data(), bytes);
+}
+
 absl::StatusOr<std::unique_ptr<GpuAttentionRunner>> GpuAttentionRunner::Create(
     const KvPagePool& pool, const PlanShape& shape, const PlannerConfig& config, DType dtype,
     LaunchKind launch) {
@@ -59,13 +79,9 @@ absl::StatusOr<std::unique_ptr<GpuAttentionRunner>> GpuAttentionRunner::Create(
   runner->launch_ = launch;
   runner->dtype_ = dtype;
   runner->config_ = config;
-  const size_t table_bytes = pool.req_to_token().size() * sizeof(int32_t);
-  ASSIGN_OR_RETURN(runner->req_to_token_, DeviceBuffer::Allocate(table_bytes, "req_to_token"));
+  ASSIGN_OR_RETURN(runner->req_to_token_, DeviceTableCopy::Create(pool));
   ASSIGN_OR_RETURN(runner->metadata_,
-                   DeviceMetadata::Create(shape, config,
-                                          DeviceRequestTable{runner->req_to_token_.as<int32_t>(),
-                                                             pool.max_requests(),
-                                                             pool.row_width()}));
+                   DeviceMetadata::Create(shape, config, runner->req_to_token_.table()));
   KvCacheLayout layout;
   layout.num_pages = pool.num_pages();
   layout.page_size = pool.page_size();
@@ -75,16 +91,15 @@ absl::StatusOr<std::unique_ptr<GpuAttentionRunner>> GpuAttentionRunner::Create(
   ASSIGN_OR_RETURN(DeviceKvCache kv, DeviceKvCache::Create(layout));
   runner->kv_ = std::make_unique<DeviceKvCache>(std::move(kv));
   const AttentionMetadata& md = runner->metadata_->metadata();
-  const int64_t elements = std::max<int64_t>(
-      int64_t{md.total_q_tokens} * config.num_q_heads * config.head_dim, 8);
+  const int64_t elements =
+      std::max<int64_t>(int64_t{md.total_q_tokens} * config.num_q_heads * config.head_dim, 8);
   ASSIGN_OR_RETURN(runner->q_, DeviceBuffer::Allocate(elements * DTypeSize(dtype), "q"));
   ASSIGN_OR_RETURN(runner->out_, DeviceBuffer::Allocate(elements * DTypeSize(dtype), "out"));
-  ASSIGN_OR_RETURN(runner->lse_,
-                   DeviceBuffer::Allocate(std::max<int64_t>(int64_t{md.total_q_tokens} *
-                                                                config.num_q_heads,
-                                                            4) *
-                                              sizeof(float),
-                                          "lse"));
+  ASSIGN_OR_RETURN(
+      runner->lse_,
+      DeviceBuffer::Allocate(
+          std::max<int64_t>(int64_t{md.total_q_tokens} * config.num_q_heads, 4) * sizeof(float),
+          "lse"));
   ASSIGN_OR_RETURN(runner->workspace_, DeviceBuffer::Allocate(WorkspaceBytes(md), "workspace"));
   RETURN_IF_ERROR(CudaCall(cudaStreamCreateWithFlags(&runner->stream_, cudaStreamNonBlocking),
                            "cudaStreamCreateWithFlags"));
@@ -108,16 +123,16 @@ absl::StatusOr<AttentionOutputs> GpuAttentionRunner::Run(const AttentionData& da
     return absl::InvalidArgumentError("attention data shaped unlike the runner's config");
   }
   // The device table and K/V were sized for the creating pool's geometry.
-  if (pool.req_to_token().size() * sizeof(int32_t) != req_to_token_.size_bytes() ||
+  if (pool.max_requests() != req_to_token_.table().num_rows ||
+      pool.row_width() != req_to_token_.table().row_width ||
       pool.num_pages() != kv_->layout().num_pages || pool.page_size() != kv_->layout().page_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "GpuAttentionRunner::Run: pool of ", pool.num_pages(), " pages of ", pool.page_size(),
-        " slots and ", pool.req_to_token().size(),
-        " table entries differs from the pool the runner was created for"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("GpuAttentionRunner::Run: pool of ", pool.num_pages(), " pages of ",
+                     pool.page_size(), " slots and ", pool.req_to_token().size(),
+                     " table entries differs from the pool the runner was created for"));
   }
   // Synchronous uploads: the pool's table, K/V and Q (zero-padded to the shape).
-  RETURN_IF_ERROR(req_to_token_.CopyFromHost(pool.req_to_token().data(),
-                                             pool.req_to_token().size() * sizeof(int32_t)));
+  RETURN_IF_ERROR(req_to_token_.Upload(pool));
   RETURN_IF_ERROR(kv_->Upload(data.kv));
   std::vector<uint8_t> q(q_.size_bytes(), 0);
   std::copy(data.q.begin(), data.q.begin() + std::min(data.q.size(), q.size()), q.begin());
@@ -142,7 +157,8 @@ absl::StatusOr<AttentionOutputs> GpuAttentionRunner::Run(const AttentionData& da
   args.options = options;
   if (launch_ == LaunchKind::kEager) {
     args.metadata = metadata_->metadata_for(last_plan_);
-    RETURN_IF_ERROR(LaunchPagedAttention(args, workspace_.data(), workspace_.size_bytes(), stream_));
+    RETURN_IF_ERROR(
+        LaunchPagedAttention(args, workspace_.data(), workspace_.size_bytes(), stream_));
   } else {
     // The captured graph reads the capacity-shaped buffers; so does the
     // download below (its lse row stride is the capacity's token count).
@@ -152,7 +168,8 @@ absl::StatusOr<AttentionOutputs> GpuAttentionRunner::Run(const AttentionData& da
                                                           workspace_.size_bytes(), stream_));
       captured_options_ = options;
     } else if (std::memcmp(&captured_options_, &options, sizeof(options)) != 0) {
-      return absl::FailedPreconditionError("a replay needs the options the graph was captured with");
+      return absl::FailedPreconditionError(
+          "a replay needs the options the graph was captured with");
     }
     RETURN_IF_ERROR(graph_->Launch(stream_));
   }
@@ -180,9 +197,9 @@ absl::StatusOr<HostMetadata> DownloadMetadata(const DeviceMetadata& metadata) {
   host.config = metadata.config();
   auto copy = [](auto& vector, int64_t count, const void* device) -> absl::Status {
     vector.resize(std::max<int64_t>(count, 1));
-    return CudaCall(cudaMemcpy(vector.data(), device, count * sizeof(vector[0]),
-                               cudaMemcpyDeviceToHost),
-                    "cudaMemcpy(download metadata)");
+    return CudaCall(
+        cudaMemcpy(vector.data(), device, count * sizeof(vector[0]), cudaMemcpyDeviceToHost),
+        "cudaMemcpy(download metadata)");
   };
   RETURN_IF_ERROR(copy(host.cache_seqlens, layout.requests, view.cache_seqlens));
   RETURN_IF_ERROR(copy(host.cu_seqlens_q, layout.requests + 1, view.cu_seqlens_q));
@@ -205,14 +222,11 @@ absl::StatusOr<AttentionOutputs> RunKernelEager(const AttentionData& data, const
   return runner->Run(data, pool, batch, options);
 }
 
-absl::StatusOr<AttentionOutputs> RunKernelGraphReplay(const AttentionData& data,
-                                                      const KvPagePool& pool,
-                                                      const ValidatedBatch& batch,
-                                                      const PlanShape& capture,
-                                                      const PlannerConfig& config,
-                                                      const AttentionOptions& options) {
-  ASSIGN_OR_RETURN(auto runner,
-                   GpuAttentionRunner::Create(pool, capture, config, data.dtype, LaunchKind::kGraph));
+absl::StatusOr<AttentionOutputs> RunKernelGraphReplay(
+    const AttentionData& data, const KvPagePool& pool, const ValidatedBatch& batch,
+    const PlanShape& capture, const PlannerConfig& config, const AttentionOptions& options) {
+  ASSIGN_OR_RETURN(auto runner, GpuAttentionRunner::Create(pool, capture, config, data.dtype,
+                                                           LaunchKind::kGraph));
   return runner->Run(data, pool, batch, options);
 }
 

@@ -34,13 +34,29 @@ absl::StatusOr<PlannerConfig> GpuPlannerConfig(DType dtype, int32_t num_q_heads,
                                                int32_t num_kv_heads, int32_t head_dim,
                                                const AttentionOptions& options);
 
+// A device copy of a pool's request-to-token table and the view of it that
+// DeviceMetadata gathers page-table rows from. Upload() refreshes it after
+// the pool changed; a pool of another table size is refused.
+class DeviceTableCopy {
+ public:
+  static absl::StatusOr<DeviceTableCopy> Create(const KvPagePool& pool);
+  absl::Status Upload(const KvPagePool& pool);  // synchronous
+  DeviceRequestTable table() const {
+    return DeviceRequestTable{buffer_.as<int32_t>(), rows_, row_width_};
+  }
+
+ private:
+  DeviceBuffer buffer_;
+  int32_t rows_ = 0, row_width_ = 0;
+};
+
 // One paged attention launch captured into a CUDA graph on `stream`.
 class CapturedAttention {
  public:
   static absl::StatusOr<std::unique_ptr<CapturedAttention>> Capture(const PagedAttentionArgs& args,
-                                                                   void* workspace,
-                                                                   size_t workspace_bytes,
-                                                                   cudaStream_t stream);
+                                                                    void* workspace,
+                                                                    size_t workspace_bytes,
+                                                                    cudaStream_t stream);
   ~CapturedAttention();
   absl::Status Launch(cudaStream_t stream);
 
@@ -87,7 +103,8 @@ class GpuAttentionRunner {
   DType dtype_ = DType::kBFloat16;
   PlannerConfig config_;
   std::unique_ptr<DeviceMetadata> metadata_;
-  DeviceBuffer req_to_token_, q_, out_, lse_, workspace_;
+  DeviceTableCopy req_to_token_;
+  DeviceBuffer q_, out_, lse_, workspace_;
   std::unique_ptr<DeviceKvCache> kv_;
   std::unique_ptr<CapturedAttention> graph_;
   AttentionOptions captured_options_;
@@ -105,12 +122,9 @@ absl::StatusOr<AttentionOutputs> RunKernelEager(const AttentionData& data, const
                                                 const ValidatedBatch& batch,
                                                 const PlannerConfig& config,
                                                 const AttentionOptions& options);
-absl::StatusOr<AttentionOutputs> RunKernelGraphReplay(const AttentionData& data,
-                                                      const KvPagePool& pool,
-                                                      const ValidatedBatch& batch,
-                                                      const PlanShape& capture,
-                                                      const PlannerConfig& config,
-                                                      const AttentionOptions& options);
+absl::StatusOr<AttentionOutputs> RunKernelGraphReplay(
+    const AttentionData& data, const KvPagePool& pool, const ValidatedBatch& batch,
+    const PlanShape& capture, const PlannerConfig& config, const AttentionOptions& options);
 
 }  // namespace paged_attention
 

@@ -135,8 +135,9 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
   }
   const int64_t group = hq / hkv;
   if (plan.num_kv_heads != hkv || plan.group != group || plan.head_dim != d) {
-    return absl::InvalidArgumentError(absl::StrCat("plan made for ", plan.num_kv_heads, " KV heads, group ",
-                                                   plan.group, ", head_dim ", plan.head_dim));
+    return absl::InvalidArgumentError(absl::StrCat("plan made for ", plan.num_kv_heads,
+                                                   " KV heads, group ", plan.group, ", head_dim ",
+                                                   plan.head_dim));
   }
   const int64_t total_q = md.total_q_tokens;
   HostAttentionResult result;
@@ -165,9 +166,11 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
     std::vector<double> scores;
     double max_score = kNegInf;
     for (int64_t t = lo; t < hi; ++t) {
-      const int32_t page = md.page_table[request * int64_t{md.max_pages_per_request} + t / md.page_size];
+      const int32_t page =
+          md.page_table[request * int64_t{md.max_pages_per_request} + t / md.page_size];
       if (page < 0 || page >= args.num_pages) {
-        return absl::OutOfRangeError(absl::StrCat("request ", request, ": page ", page, " outside the pool"));
+        return absl::OutOfRangeError(
+            absl::StrCat("request ", request, ": page ", page, " outside the pool"));
       }
       const int64_t slot = int64_t{page} * md.page_size + t % md.page_size;
       double dot = 0;
@@ -183,7 +186,8 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
     for (int64_t t = lo; t < hi; ++t) {
       const double p = std::exp(scores[t - lo] - max_score);
       sum += p;
-      const int32_t page = md.page_table[request * int64_t{md.max_pages_per_request} + t / md.page_size];
+      const int32_t page =
+          md.page_table[request * int64_t{md.max_pages_per_request} + t / md.page_size];
       const int64_t slot = int64_t{page} * md.page_size + t % md.page_size;
       for (int64_t c = 0; c < d; ++c) {
         row.out[c] += p * DecodeElement(args.dtype, args.v_cache, (slot * hkv + kv_head) * d + c);
@@ -243,8 +247,9 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
       for (int32_t p = 0; p < task.num_partials; ++p) {
         const int64_t at = int64_t{task.first_partial + p} * kUnitRows + r;
         if (partial_uses[at] != 1) {
-          return absl::InternalError(absl::StrCat("merge task ", m, ": partial ", task.first_partial + p,
-                                                  " row ", r, " written ", partial_uses[at], " times"));
+          return absl::InternalError(absl::StrCat("merge task ", m, ": partial ",
+                                                  task.first_partial + p, " row ", r, " written ",
+                                                  partial_uses[at], " times"));
         }
         partial_uses[at] = 2;  // consumed
         if (max_lse == kNegInf || partials[at].lse == kNegInf) continue;

@@ -14,9 +14,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "attention/base/ceil_div.h"
 #include "attention/base/cuda_status.h"
 #include "attention/base/status_macros.h"
-#include "attention/base/ceil_div.h"
 #include "attention/kernel/paged_attention.h"
 #include "attention/planner/work_partition.h"
 #include "testing/device_fill.h"
@@ -77,7 +77,8 @@ void Fill(const std::vector<int32_t>& q_lens, const std::vector<int32_t>& k_lens
   const int64_t q_elems = int64_t{batch.metadata.total_q_tokens} * spec.num_q_heads * spec.head_dim;
   batch.q.assign(q_elems, EncodeElement16(spec.dtype, std::nanf("")));
   const int64_t used_q = int64_t{batch.cu_seqlens_q[n]} * spec.num_q_heads * spec.head_dim;
-  for (int64_t e = 0; e < used_q; ++e) batch.q[e] = EncodeElement16(spec.dtype, spec.q_stddev * normal(rng));
+  for (int64_t e = 0; e < used_q; ++e)
+    batch.q[e] = EncodeElement16(spec.dtype, spec.q_stddev * normal(rng));
   const int64_t row = int64_t{spec.num_kv_heads} * spec.head_dim;
   const uint16_t nan_bits = EncodeElement16(spec.dtype, std::nanf(""));
   batch.k_cache.assign(int64_t{batch.num_pages} * spec.page_size * row, nan_bits);
@@ -224,8 +225,7 @@ absl::StatusOr<DeviceBatch> DeviceBatch::Create(const HostBatch& host) {
   RETURN_IF_ERROR(allocate(d.page_table, host.page_table.size() * 4, "page_table"));
   RETURN_IF_ERROR(allocate(d.worker_begin, host.worker_begin.size() * 4, "worker_begin"));
   RETURN_IF_ERROR(allocate(d.counters, host.counters.size() * 4, "counters"));
-  RETURN_IF_ERROR(
-      allocate(d.segments, host.segments.size() * sizeof(WorkSegment), "segments"));
+  RETURN_IF_ERROR(allocate(d.segments, host.segments.size() * sizeof(WorkSegment), "segments"));
   RETURN_IF_ERROR(
       allocate(d.merge_tasks, host.merge_tasks.size() * sizeof(MergeTask), "merge_tasks"));
   RETURN_IF_ERROR(allocate(d.workspace, WorkspaceBytes(host.metadata), "workspace"));

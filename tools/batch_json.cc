@@ -482,19 +482,18 @@ absl::Status WriteMetadataJson(const HostMetadata& metadata, const BatchDescript
   const int64_t workers = static_cast<int64_t>(metadata.worker_begin.size()) - 1;
   if (workers < 0 || partition.num_segments > static_cast<int64_t>(metadata.segments.size()) ||
       partition.num_merge_tasks > static_cast<int64_t>(metadata.merge_tasks.size())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "metadata work plan: ", metadata.worker_begin.size(), " worker offsets, ",
-        metadata.segments.size(), " segments, ", metadata.merge_tasks.size(),
-        " merge tasks for a plan of ", partition.num_segments, " segments and ",
-        partition.num_merge_tasks, " merge tasks"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("metadata work plan: ", metadata.worker_begin.size(), " worker offsets, ",
+                     metadata.segments.size(), " segments, ", metadata.merge_tasks.size(),
+                     " merge tasks for a plan of ", partition.num_segments, " segments and ",
+                     partition.num_merge_tasks, " merge tasks"));
   }
   for (int64_t i = 0; i < live; ++i) {
     const int64_t pages = (int64_t{metadata.cache_seqlens[i]} + page_size - 1) / page_size;
     if (pages < 0 || pages > stride) {
       return absl::InvalidArgumentError(
-          absl::StrCat("metadata.cache_seqlens[", i, "] = ", metadata.cache_seqlens[i],
-                       " needs ", pages, " pages, outside [0, max_pages_per_request = ", stride,
-                       "]"));
+          absl::StrCat("metadata.cache_seqlens[", i, "] = ", metadata.cache_seqlens[i], " needs ",
+                       pages, " pages, outside [0, max_pages_per_request = ", stride, "]"));
     }
   }
   json run_object;

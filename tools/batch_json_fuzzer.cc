@@ -15,9 +15,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "attention/planner/metadata_planner.h"
+#include "testing/batch_scenario.h"
 #include "testing/fuzz_input.h"
 #include "tools/batch_json.h"
-#include "testing/batch_scenario.h"
 
 namespace paged_attention {
 namespace {

@@ -362,12 +362,10 @@ TEST(BatchJsonTest, StreamedMetadataIsTheSameBytesInBoundedPieces) {
     for (const std::string run : {"", R"({"backend":"host","max_abs_error":0.5})"}) {
       std::string streamed;
       size_t largest_piece = 0;
-      ASSERT_TRUE(WriteMetadataJson(plan, batch, *scenario.pool, run,
-                                    [&](absl::string_view piece) {
-                                      streamed.append(piece.data(), piece.size());
-                                      largest_piece = std::max(largest_piece, piece.size());
-                                    })
-                      .ok());
+      ASSERT_TRUE(WriteMetadataJson(plan, batch, *scenario.pool, run, [&](absl::string_view piece) {
+                    streamed.append(piece.data(), piece.size());
+                    largest_piece = std::max(largest_piece, piece.size());
+                  }).ok());
       EXPECT_EQ(streamed, ReferenceJson(plan, batch, *scenario.pool, run));
       EXPECT_LT(largest_piece, kTextSinkChunkBytes + 64);
       EXPECT_EQ(MetadataJson(plan, batch, *scenario.pool, run).value(), streamed);

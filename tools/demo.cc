@@ -18,9 +18,9 @@
 #include "attention/base/status_macros.h"
 #include "attention/planner/metadata_planner.h"
 #include "testing/attention_check.h"
-#include "testing/host_executor.h"
 #include "testing/batch_scenario.h"
 #include "testing/gpu_attention.h"
+#include "testing/host_executor.h"
 
 namespace paged_attention {
 namespace {
@@ -126,12 +126,11 @@ absl::Status Run() {
                     batch.requests()[i].prefix_len, batch.requests()[i].new_tokens,
                     used.cache_seqlens[i], used.NumPages(i), error, bug_error);
       }
-      std::printf("%-20s %-6s  work plan: %d segments on %d of %d workers, %d merged units%s\n",
-                  "", path, used.summary.partition.num_segments,
-                  used.summary.partition.num_active_workers,
-                  static_cast<int32_t>(used.layout.num_workers),
-                  used.summary.partition.num_merge_tasks,
-                  replay ? "; padding rows read no keys (zeros)" : "");
+      std::printf(
+          "%-20s %-6s  work plan: %d segments on %d of %d workers, %d merged units%s\n", "", path,
+          used.summary.partition.num_segments, used.summary.partition.num_active_workers,
+          static_cast<int32_t>(used.layout.num_workers), used.summary.partition.num_merge_tasks,
+          replay ? "; padding rows read no keys (zeros)" : "");
     }
     std::printf(
         "%-20s max_seq_len_k %d = max_i(prefix + new); the prefix-only plan reads %d\n", "",

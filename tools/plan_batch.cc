@@ -56,12 +56,12 @@
 #include "attention/planner/metadata_planner.h"
 #include "nlohmann/json.hpp"
 #include "testing/attention_check.h"
+#include "testing/batch_scenario.h"
+#include "testing/gpu_attention.h"
 #include "testing/host_executor.h"
 #include "tools/batch_file.h"
 #include "tools/batch_json.h"
-#include "testing/batch_scenario.h"
 #include "tools/checked_file.h"
-#include "testing/gpu_attention.h"
 #include "tools/npy.h"
 #include "tools/run_config.h"
 
@@ -78,8 +78,9 @@ ABSL_FLAG(std::string, dtype, "bfloat16", "bfloat16 or float16, for --run");
 ABSL_FLAG(int64_t, window_left, -1, "sliding window left size for --run (-1: off)");
 ABSL_FLAG(double, softcap, 0.0, "logit softcap for --run (0: off)");
 ABSL_FLAG(int32_t, num_sms, 0, "SMs the plan is made for (0: the GPU's; 132 without a GPU)");
-ABSL_FLAG(int32_t, ctas_per_sm, 0,
-          "attention CTAs per SM the plan is made for (0: the kernel's on this GPU; 2 without one)");
+ABSL_FLAG(
+    int32_t, ctas_per_sm, 0,
+    "attention CTAs per SM the plan is made for (0: the kernel's on this GPU; 2 without one)");
 
 namespace paged_attention {
 namespace {
@@ -112,8 +113,8 @@ absl::StatusOr<PlannerConfig> PlannerConfigOf(const RunConfig& config) {
   const int32_t num_sms = absl::GetFlag(FLAGS_num_sms);
   const int32_t ctas_per_sm = absl::GetFlag(FLAGS_ctas_per_sm);
   if (num_sms < 0 || num_sms > 4096 || ctas_per_sm < 0 || ctas_per_sm > 64) {
-    return absl::InvalidArgumentError(absl::StrCat("--num_sms = ", num_sms, ", --ctas_per_sm = ",
-                                                   ctas_per_sm,
+    return absl::InvalidArgumentError(absl::StrCat("--num_sms = ", num_sms,
+                                                   ", --ctas_per_sm = ", ctas_per_sm,
                                                    " must be in [0, 4096] and [0, 64]"));
   }
   if (num_sms > 0) planner.num_sms = num_sms;
@@ -229,8 +230,9 @@ absl::StatusOr<std::string> RunAttention(const RunConfig& config, const PlannerC
     absl::StatusOr<AttentionOutputs> outputs;
     if (graph != nullptr) {
       if (graph->runner == nullptr) {
-        ASSIGN_OR_RETURN(graph->runner, GpuAttentionRunner::Create(pool, graph->shape, planner,
-                                                                   config.dtype, LaunchKind::kGraph));
+        ASSIGN_OR_RETURN(graph->runner,
+                         GpuAttentionRunner::Create(pool, graph->shape, planner, config.dtype,
+                                                    LaunchKind::kGraph));
       }
       outputs = graph->runner->Run(data, pool, batch, options);
       lse_stride = int64_t{graph->shape.max_batch_size} * graph->shape.max_q_len;
@@ -339,11 +341,9 @@ absl::Status Run() {
 
   // Pass 1: every batch built and planned, nothing kept, nothing printed, so
   // that any invalid batch fails the run before stdout sees a byte.
-  RETURN_IF_ERROR(PlanEveryBatch(
-      file.specs, config, planner,
-      [](size_t, const Scenario&, const HostMetadata&, const PlanShape*) {
-        return absl::OkStatus();
-      }));
+  RETURN_IF_ERROR(PlanEveryBatch(file.specs, config, planner,
+                                 [](size_t, const Scenario&, const HostMetadata&,
+                                    const PlanShape*) { return absl::OkStatus(); }));
 
   // Pass 2: the same plans again, each run and written out as it is made.
   if (!config.dump_dir.empty()) RETURN_IF_ERROR(MakeDirectory(config.dump_dir));

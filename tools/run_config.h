@@ -20,8 +20,8 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "attention/base/dtype.h"
-#include "tools/batch_json.h"
 #include "testing/batch_scenario.h"
+#include "tools/batch_json.h"
 
 namespace paged_attention {
 

@@ -21,9 +21,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "attention/planner/metadata_planner.h"
+#include "testing/batch_scenario.h"
 #include "testing/fuzz_input.h"
 #include "tools/batch_json.h"
-#include "testing/batch_scenario.h"
 #include "tools/run_config.h"
 
 namespace paged_attention {
@@ -148,8 +148,7 @@ void Run(absl::string_view text) {
     absl::StatusOr<Scenario> scenario = BuildScenario(spec);
     if (!scenario.ok()) continue;  // the batch itself is bad: not this target's concern
     if (config->graph_max_batch > 0) {
-      const PlanShape capture =
-          CaptureShape(*scenario->pool, config->graph_max_batch, max_q_len);
+      const PlanShape capture = CaptureShape(*scenario->pool, config->graph_max_batch, max_q_len);
       if (int64_t{capture.max_batch_size} *
               ((capture.max_kv_len + capture.page_size - 1) / capture.page_size) >
           (1 << 16)) {

@@ -10,8 +10,4 @@ absl::Status CudaCall(cudaError_t error, absl::string_view call) {
                                           cudaGetErrorName(error), ")"));
 }
 
-absl::Status CudaLastLaunch(absl::string_view kernel) {
-  return CudaCall(cudaGetLastError(), absl::StrCat("launch of ", kernel));
-}
-
 }  // namespace paged_attention

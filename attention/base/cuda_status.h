@@ -19,9 +19,6 @@ namespace paged_attention {
 // OK for cudaSuccess, otherwise Internal naming `call` and the CUDA error.
 absl::Status CudaCall(cudaError_t error, absl::string_view call);
 
-// Checks (and clears) the last launch error: use right after a kernel launch.
-absl::Status CudaLastLaunch(absl::string_view kernel);
-
 }  // namespace paged_attention
 
 #endif  // ATTENTION_BASE_CUDA_STATUS_H_

@@ -89,9 +89,9 @@ TEST_F(GraphReplayStressGpuTest, TenThousandRandomReplaysMatchEager) {
 
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  auto graph = CapturedAttention::Capture(graph_args, workspace_graph.data(), workspace_bytes,
-                                          stream)
-                   .value();
+  auto graph =
+      CapturedAttention::Capture(graph_args, workspace_graph.data(), workspace_bytes, stream)
+          .value();
 
   const std::vector<ModeCase> modes = {
       {ForwardMode::kDecode, SeqLensConvention::kIncludesNewTokens},
@@ -122,14 +122,21 @@ TEST_F(GraphReplayStressGpuTest, TenThousandRandomReplaysMatchEager) {
     // replay, which uploads the scenario's NaN-poisoned pool and is checked
     // against float64 too.
     const bool reference_check = iteration % 500 == 0 && batch.batch_size() > 0;
-    AttentionData data{kNumQHeads, kNumKvHeads, kHeadDim, kDType,
-                       HostKvCache::Create(KvCacheLayout{1, 1, 1, kHeadDim, kDType}).value(), {}};
+    AttentionData data{kNumQHeads,
+                       kNumKvHeads,
+                       kHeadDim,
+                       kDType,
+                       HostKvCache::Create(KvCacheLayout{1, 1, 1, kHeadDim, kDType}).value(),
+                       {}};
     if (reference_check) {
-      data = MakeAttentionData(pool, batch, kNumQHeads, kNumKvHeads, kHeadDim, kDType, rng()).value();
+      data =
+          MakeAttentionData(pool, batch, kNumQHeads, kNumKvHeads, kHeadDim, kDType, rng()).value();
       ASSERT_TRUE(kv.Upload(data.kv).ok());
     } else if (iteration % 500 == 1 || iteration == 0) {
-      ASSERT_EQ(FillRandom16(kv.k_data(), layout.num_elements(), kDType, rng(), stream), cudaSuccess);
-      ASSERT_EQ(FillRandom16(kv.v_data(), layout.num_elements(), kDType, rng(), stream), cudaSuccess);
+      ASSERT_EQ(FillRandom16(kv.k_data(), layout.num_elements(), kDType, rng(), stream),
+                cudaSuccess);
+      ASSERT_EQ(FillRandom16(kv.v_data(), layout.num_elements(), kDType, rng(), stream),
+                cudaSuccess);
     }
     for (uint16_t& value : host_q) value = FloatToBFloat16(std::normal_distribution<float>()(rng));
     ASSERT_TRUE(q.Upload(host_q).ok());
@@ -165,9 +172,10 @@ TEST_F(GraphReplayStressGpuTest, TenThousandRandomReplaysMatchEager) {
       ++checked_against_reference;
     }
   }
-  std::printf("%d replays matched eager bit for bit (%d with merged units); %d checked against "
-              "float64\n",
-              iterations, merged, checked_against_reference);
+  std::printf(
+      "%d replays matched eager bit for bit (%d with merged units); %d checked against "
+      "float64\n",
+      iterations, merged, checked_against_reference);
   graph.reset();
   cudaStreamDestroy(stream);
 }

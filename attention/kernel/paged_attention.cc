@@ -91,8 +91,8 @@ KernelEntry SelectKernel(DType dtype, int32_t head_dim) {
 
 absl::Status CheckSupported(DType dtype, int32_t head_dim) {
   if (dtype != DType::kBFloat16 && dtype != DType::kFloat16) {
-    return absl::UnimplementedError(absl::StrCat("dtype ", DTypeName(dtype),
-                                                 " is not supported (bfloat16 and float16 are)"));
+    return absl::UnimplementedError(
+        absl::StrCat("dtype ", DTypeName(dtype), " is not supported (bfloat16 and float16 are)"));
   }
   if (!IsSupportedHeadDim(head_dim)) {
     return absl::UnimplementedError(
@@ -125,9 +125,9 @@ absl::StatusOr<KernelGeometry> QueryKernelGeometry(DType dtype, int32_t head_dim
   int device = 0;
   RETURN_IF_ERROR(CudaCall(cudaGetDevice(&device), "cudaGetDevice"));
   KernelGeometry geometry;
-  RETURN_IF_ERROR(CudaCall(
-      cudaDeviceGetAttribute(&geometry.num_sms, cudaDevAttrMultiProcessorCount, device),
-      "cudaDeviceGetAttribute(multiprocessors)"));
+  RETURN_IF_ERROR(
+      CudaCall(cudaDeviceGetAttribute(&geometry.num_sms, cudaDevAttrMultiProcessorCount, device),
+               "cudaDeviceGetAttribute(multiprocessors)"));
   int ctas = 0;
   RETURN_IF_ERROR(CudaCall(SelectKernel(dtype, head_dim).occupancy(&ctas),
                            "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
@@ -168,19 +168,19 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
   }
   if (plan.num_workers < 0 || plan.num_workers > (1 << 20) || plan.max_segments < 0 ||
       plan.max_merge_tasks < 0 || plan.max_partials < 0 || plan.max_zero_fill_tokens < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "work plan capacities must be >= 0 (and workers <= 2^20): num_workers ", plan.num_workers,
-        ", max_segments ", plan.max_segments, ", max_merge_tasks ", plan.max_merge_tasks,
-        ", max_partials ", plan.max_partials, ", max_zero_fill_tokens ",
-        plan.max_zero_fill_tokens));
+    return absl::InvalidArgumentError(
+        absl::StrCat("work plan capacities must be >= 0 (and workers <= 2^20): num_workers ",
+                     plan.num_workers, ", max_segments ", plan.max_segments, ", max_merge_tasks ",
+                     plan.max_merge_tasks, ", max_partials ", plan.max_partials,
+                     ", max_zero_fill_tokens ", plan.max_zero_fill_tokens));
   }
   const int32_t group = args.num_q_heads / args.num_kv_heads;
   if (plan.num_kv_heads != args.num_kv_heads || plan.group != group ||
       plan.head_dim != args.head_dim) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the work plan was made for num_kv_heads ", plan.num_kv_heads, ", group ", plan.group,
-        ", head_dim ", plan.head_dim, "; the call has num_kv_heads ", args.num_kv_heads,
-        ", group ", group, ", head_dim ", args.head_dim));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the work plan was made for num_kv_heads ", plan.num_kv_heads, ", group ",
+                     plan.group, ", head_dim ", plan.head_dim, "; the call has num_kv_heads ",
+                     args.num_kv_heads, ", group ", group, ", head_dim ", args.head_dim));
   }
   const AttentionOptions& options = args.options;
   if (!std::isfinite(options.softmax_scale)) {
@@ -202,9 +202,9 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
   RETURN_IF_ERROR(CheckPlanCoversMask(plan, options));
   if (int64_t{md.total_q_tokens} * args.num_q_heads * args.head_dim >
       std::numeric_limits<int32_t>::max()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "total_q_tokens ", md.total_q_tokens, " x num_q_heads ", args.num_q_heads, " x head_dim ",
-        args.head_dim, " elements do not fit int32"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("total_q_tokens ", md.total_q_tokens, " x num_q_heads ", args.num_q_heads,
+                     " x head_dim ", args.head_dim, " elements do not fit int32"));
   }
   if (plan.num_workers == 0 || md.batch_size == 0) return absl::OkStatus();  // nothing to run
 
@@ -282,8 +282,8 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim);
   RETURN_IF_ERROR(CudaCall(kernel.launch(params, stream), "paged attention kernel launch"));
   // Rows of any unit: the query rows of the longest request, at most a unit's.
-  const int32_t rows_per_task = static_cast<int32_t>(
-      std::min<int64_t>(kUnitRows, int64_t{md.max_seq_len_q} * params.group));
+  const int32_t rows_per_task =
+      static_cast<int32_t>(std::min<int64_t>(kUnitRows, int64_t{md.max_seq_len_q} * params.group));
   const int64_t merge_blocks =
       std::min<int64_t>(CeilDiv(int64_t{plan.max_merge_tasks} * rows_per_task, kMergeWarpsPerBlock),
                         int64_t{plan.num_workers} * kMergeBlocksPerWorker);

@@ -54,8 +54,8 @@ struct Case {
 
 // Everything one case needs on the device, with its plan captured in a graph.
 struct Setup {
-  DeviceBuffer k, v, q, out, lse, cache_seqlens, cu_seqlens_q, page_table, worker_begin,
-      segments, merge_tasks, counters, workspace, flush;
+  DeviceBuffer k, v, q, out, lse, cache_seqlens, cu_seqlens_q, page_table, worker_begin, segments,
+      merge_tasks, counters, workspace, flush;
   std::unique_ptr<CapturedAttention> graph;
   PartitionCounts counts;
   cudaStream_t stream = nullptr;
@@ -67,7 +67,8 @@ struct Setup {
 
 template <typename T>
 absl::Status Upload(DeviceBuffer& buffer, const std::vector<T>& host, const char* what) {
-  ASSIGN_OR_RETURN(buffer, DeviceBuffer::Allocate(std::max<size_t>(host.size() * sizeof(T), 16), what));
+  ASSIGN_OR_RETURN(buffer,
+                   DeviceBuffer::Allocate(std::max<size_t>(host.size() * sizeof(T), 16), what));
   return buffer.Upload(host);
 }
 
@@ -101,10 +102,13 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   ASSIGN_OR_RETURN(setup.v, DeviceBuffer::Allocate(pool_elements * 2, "v_cache"));
   ASSIGN_OR_RETURN(setup.q, DeviceBuffer::Allocate(q_elements * 2, "q"));
   ASSIGN_OR_RETURN(setup.out, DeviceBuffer::Allocate(q_elements * 2, "out"));
-  ASSIGN_OR_RETURN(setup.lse, DeviceBuffer::Allocate(int64_t{cu_q[batch]} * c.num_q_heads * 4, "lse"));
+  ASSIGN_OR_RETURN(setup.lse,
+                   DeviceBuffer::Allocate(int64_t{cu_q[batch]} * c.num_q_heads * 4, "lse"));
   ASSIGN_OR_RETURN(setup.flush, DeviceBuffer::Allocate(kFlushBytes, "l2 flush"));
-  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.k.data(), pool_elements, kDType, 1, nullptr), "fill k"));
-  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.v.data(), pool_elements, kDType, 2, nullptr), "fill v"));
+  RETURN_IF_ERROR(
+      CudaCall(FillRandom16(setup.k.data(), pool_elements, kDType, 1, nullptr), "fill k"));
+  RETURN_IF_ERROR(
+      CudaCall(FillRandom16(setup.v.data(), pool_elements, kDType, 2, nullptr), "fill v"));
   RETURN_IF_ERROR(CudaCall(FillRandom16(setup.q.data(), q_elements, kDType, 3, nullptr), "fill q"));
 
   ASSIGN_OR_RETURN(const KernelGeometry geometry, QueryKernelGeometry(kDType, c.head_dim));
@@ -117,11 +121,10 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   std::vector<int32_t> worker_begin(config.num_workers + 1);
   std::vector<WorkSegment> segments(std::max<int64_t>(MaxSegments(config, units), 1));
   std::vector<MergeTask> merge_tasks(std::max<int64_t>(MaxMergeTasks(config, units), 1));
-  ASSIGN_OR_RETURN(setup.counts,
-                   PartitionWork(cu_q, c.k_lens, config,
-                                 PartitionBuffers{absl::MakeSpan(worker_begin),
-                                                  absl::MakeSpan(segments),
-                                                  absl::MakeSpan(merge_tasks)}));
+  ASSIGN_OR_RETURN(setup.counts, PartitionWork(cu_q, c.k_lens, config,
+                                               PartitionBuffers{absl::MakeSpan(worker_begin),
+                                                                absl::MakeSpan(segments),
+                                                                absl::MakeSpan(merge_tasks)}));
   std::vector<int32_t> counters(kNumPlanCounters, 0);
   counters[kPlanNumMergeTasks] = setup.counts.num_merge_tasks;
   RETURN_IF_ERROR(Upload(setup.cache_seqlens, c.k_lens, "cache_seqlens"));
@@ -171,9 +174,9 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   ASSIGN_OR_RETURN(setup.workspace, DeviceBuffer::Allocate(WorkspaceBytes(md), "workspace"));
   RETURN_IF_ERROR(CudaCall(cudaStreamCreateWithFlags(&setup.stream, cudaStreamNonBlocking),
                            "cudaStreamCreateWithFlags"));
-  ASSIGN_OR_RETURN(setup.graph, CapturedAttention::Capture(args, setup.workspace.data(),
-                                                           setup.workspace.size_bytes(),
-                                                           setup.stream));
+  ASSIGN_OR_RETURN(setup.graph,
+                   CapturedAttention::Capture(args, setup.workspace.data(),
+                                              setup.workspace.size_bytes(), setup.stream));
   return CudaCall(cudaStreamSynchronize(setup.stream), "cudaStreamSynchronize");
 }
 
@@ -268,8 +271,8 @@ std::vector<Case> AllCases() {
   // Draft extend q = 2..4 and verify q = 8.
   for (auto [hq, hkv] : {std::pair{32, 8}, std::pair{64, 8}}) {
     for (int32_t q : {2, 4}) {
-      for (auto [batch, kv] : {std::pair{1, 131072}, std::pair{8, 32768}, std::pair{16, 16384},
-                               std::pair{32, 4096}}) {
+      for (auto [batch, kv] :
+           {std::pair{1, 131072}, std::pair{8, 32768}, std::pair{16, 16384}, std::pair{32, 4096}}) {
         add(Uniform("DraftExtend", hq, hkv, batch, q, kv));
       }
     }

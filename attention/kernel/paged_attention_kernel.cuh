@@ -48,8 +48,8 @@ struct KernelTraits {
   static constexpr int kStages = kHeadDim == 256 ? 4 : 5;
   static constexpr int kConsumerWarps = 4;
   static constexpr int kConsumerThreads = kConsumerWarps * 32;
-  static constexpr int kThreads = kConsumerThreads + 32;  // + the producer warp
-  static constexpr int kChunksPerRow = kHeadDim / 8;      // 16-byte chunks of one K/V row
+  static constexpr int kThreads = kConsumerThreads + 32;   // + the producer warp
+  static constexpr int kChunksPerRow = kHeadDim / 8;       // 16-byte chunks of one K/V row
   static constexpr int kRowsPerPass = 32 / kChunksPerRow;  // key rows per producer-warp pass
   static constexpr int kPasses = kKeysPerTile / kRowsPerPass;
   static constexpr int kKeysPerLane = (kKeysPerTile + 31) / 32;  // page lookups per producer lane
@@ -120,9 +120,9 @@ struct TilePages {
 
 template <typename Traits>
 __device__ __forceinline__ TilePages<Traits::kKeysPerLane> LookUpPages(const int32_t* page_row,
-                                                                        int key0, int key_begin,
-                                                                        int key_end, int page_size,
-                                                                        int lane) {
+                                                                       int key0, int key_begin,
+                                                                       int key_end, int page_size,
+                                                                       int lane) {
   TilePages<Traits::kKeysPerLane> pages;
 #pragma unroll
   for (int i = 0; i < Traits::kKeysPerLane; ++i) {
@@ -232,7 +232,8 @@ struct RowState {
 #pragma unroll
       for (int d = 0; d < kHeadDim / 8; ++d) {
         o[d][2 * i] = o[d][2 * i] * mine + other_o[(d * 4 + 2 * i) * 32 + lane] * theirs;
-        o[d][2 * i + 1] = o[d][2 * i + 1] * mine + other_o[(d * 4 + 2 * i + 1) * 32 + lane] * theirs;
+        o[d][2 * i + 1] =
+            o[d][2 * i + 1] * mine + other_o[(d * 4 + 2 * i + 1) * 32 + lane] * theirs;
       }
     }
   }
@@ -252,14 +253,14 @@ struct RowState {
 
 // What a consumer warp needs to know about the unit of the current segment.
 struct UnitView {
-  int q_begin;        // first query token of the request
-  int unit_row0;      // first packed row of the unit
-  int rows;           // packed rows of the unit (<= kUnitRows)
+  int q_begin;    // first query token of the request
+  int unit_row0;  // first packed row of the unit
+  int rows;       // packed rows of the unit (<= kUnitRows)
   int kv_head;
-  int key_begin;      // segment keys
+  int key_begin;  // segment keys
   int key_end;
-  int row_diag[2];    // this thread's rows' last visible key (causal)
-  int min_diag;       // over the unit's rows
+  int row_diag[2];  // this thread's rows' last visible key (causal)
+  int min_diag;     // over the unit's rows
   int max_diag;
 };
 
@@ -316,8 +317,8 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, uint32_t k_base,
 // (row block `row_block` of the unit) and the key tile in `stage`.
 template <typename T, int kHeadDim>
 __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
-                                           int row_block, int key0, bool use_wgmma,
-                                           uint32_t q_base, uint32_t k_base, uint32_t v_base,
+                                           int row_block, int key0, bool use_wgmma, uint32_t q_base,
+                                           uint32_t k_base, uint32_t v_base,
                                            RowState<kHeadDim>& state) {
   constexpr int kKeys = KeysPerTile(kHeadDim);
   const int lane = threadIdx.x % 32;
@@ -340,9 +341,9 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   // Logits in log2 units, then the mask (only on tiles that need one).
   const bool causal = p.causal != 0;
   const int window = causal ? p.window_left : -1;
-  const bool needs_mask =
-      key0 < unit.key_begin || key0 + kKeys > unit.key_end ||
-      (causal && (key0 + kKeys - 1 > unit.min_diag || (window >= 0 && key0 < unit.max_diag - window)));
+  const bool needs_mask = key0 < unit.key_begin || key0 + kKeys > unit.key_end ||
+                          (causal && (key0 + kKeys - 1 > unit.min_diag ||
+                                      (window >= 0 && key0 < unit.max_diag - window)));
 #pragma unroll
   for (int n = 0; n < kKeys / 8; ++n) {
 #pragma unroll
@@ -612,40 +613,49 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
   if (threadIdx.x >= Traits::kConsumerThreads) {
     ProduceSegments<T, kHeadDim>(p, segment_begin, segment_end, k_ring, v_ring, full, empty);
   } else {
-    ConsumeSegments<T, kHeadDim>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
-                                 merge_state, full, empty);
+    ConsumeSegments<T, kHeadDim>(p, segment_begin, segment_end, q_smem, k_ring, v_ring, merge_state,
+                                 full, empty);
   }
 }
 
 }  // namespace attention_kernel
 
+// The kernel of (kDType, kHeadDim), its dynamic shared memory allowed once per
+// process (not a stream operation: also fine during graph capture).
+template <DType kDType, int kHeadDim>
+cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams)) {
+  using T = typename attention_kernel::CudaType<kDType>::Type;
+  *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim>;
+  static const cudaError_t configured =
+      cudaFuncSetAttribute(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           attention_kernel::KernelTraits<kHeadDim>::kSmemBytes);
+  return configured;
+}
+
 template <DType kDType, int kHeadDim>
 cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm) {
-  using T = typename attention_kernel::CudaType<kDType>::Type;
   using Traits = attention_kernel::KernelTraits<kHeadDim>;
-  auto* kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim>;
-  // Set once per process (not a stream operation: also fine during capture).
-  static const cudaError_t configured = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
-  if (configured != cudaSuccess) return configured;
+  void (*kernel)(PagedAttentionParams) = nullptr;
+  if (const cudaError_t error = ConfiguredKernel<kDType, kHeadDim>(&kernel); error != cudaSuccess) {
+    return error;
+  }
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, Traits::kThreads,
                                                        Traits::kSmemBytes);
 }
 
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaStream_t stream) {
-  using T = typename attention_kernel::CudaType<kDType>::Type;
   using Traits = attention_kernel::KernelTraits<kHeadDim>;
-  auto* kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim>;
-  static const cudaError_t configured = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSmemBytes);
-  if (configured != cudaSuccess) return configured;
+  void (*kernel)(PagedAttentionParams) = nullptr;
+  if (const cudaError_t error = ConfiguredKernel<kDType, kHeadDim>(&kernel); error != cudaSuccess) {
+    return error;
+  }
   if (params.plan.num_workers == 0) return cudaSuccess;
   kernel<<<params.plan.num_workers, Traits::kThreads, Traits::kSmemBytes, stream>>>(params);
   return cudaGetLastError();
 }
 
-#define PA_DEFINE_ATTENTION_KERNEL(dtype, head_dim)                                            \
+#define PA_DEFINE_ATTENTION_KERNEL(dtype, head_dim)                                             \
   template cudaError_t LaunchPagedAttentionKernel<dtype, head_dim>(const PagedAttentionParams&, \
                                                                    cudaStream_t);               \
   template cudaError_t PagedAttentionKernelOccupancy<dtype, head_dim>(int*)

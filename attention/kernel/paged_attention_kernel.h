@@ -63,9 +63,9 @@ cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaS
 template <DType kDType, int kHeadDim>
 cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm);
 
-#define PA_DECLARE_ATTENTION_KERNEL(dtype, head_dim)                              \
-  extern template cudaError_t LaunchPagedAttentionKernel<dtype, head_dim>(        \
-      const PagedAttentionParams&, cudaStream_t);                                 \
+#define PA_DECLARE_ATTENTION_KERNEL(dtype, head_dim)                       \
+  extern template cudaError_t LaunchPagedAttentionKernel<dtype, head_dim>( \
+      const PagedAttentionParams&, cudaStream_t);                          \
   extern template cudaError_t PagedAttentionKernelOccupancy<dtype, head_dim>(int*)
 PA_DECLARE_ATTENTION_KERNEL(DType::kBFloat16, 64);
 PA_DECLARE_ATTENTION_KERNEL(DType::kBFloat16, 128);

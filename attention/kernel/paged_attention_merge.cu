@@ -89,9 +89,9 @@ __device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const 
   for (int offset = 16; offset > 0; offset /= 2) {
     max_lse = fmaxf(max_lse, __shfl_xor_sync(0xffffffffu, max_lse, offset));
   }
-  const int pieces = head_dim / 4;                          // float4 pieces of a row: 16..64
-  const int lanes_per_piece_set = min(32, pieces);          // lanes covering one copy of the row
-  const int groups = 32 / lanes_per_piece_set;              // partials summed side by side
+  const int pieces = head_dim / 4;                  // float4 pieces of a row: 16..64
+  const int lanes_per_piece_set = min(32, pieces);  // lanes covering one copy of the row
+  const int groups = 32 / lanes_per_piece_set;      // partials summed side by side
   const int group = lane / lanes_per_piece_set;
   const int first_piece = lane % lanes_per_piece_set;
   const int64_t stride = int64_t{kUnitRows} * head_dim / 4;  // float4s from one partial to the next
@@ -122,7 +122,8 @@ __device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const 
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) AddScaled(acc[k], weights[j + u * groups], v[u]);
       }
-      for (; j < count; j += groups) AddScaled(acc[k], weights[j], __ldg(first + j * stride + piece));
+      for (; j < count; j += groups)
+        AddScaled(acc[k], weights[j], __ldg(first + j * stride + piece));
     }
     __syncwarp();  // weights are rewritten by the next round
   }
@@ -183,8 +184,8 @@ __global__ void __launch_bounds__(kMergeThreads)
   const int64_t stride = int64_t{gridDim.x - merge_blocks} * kMergeThreads;
   const int64_t first = int64_t{blockIdx.x - merge_blocks} * kMergeThreads + threadIdx.x;
   const int64_t pieces = int64_t{tokens} * p.num_q_heads * head_dim / 8;  // 16-byte pieces
-  uint4* out = reinterpret_cast<uint4*>(static_cast<T*>(p.out) +
-                                        int64_t{begin} * p.num_q_heads * head_dim);
+  uint4* out =
+      reinterpret_cast<uint4*>(static_cast<T*>(p.out) + int64_t{begin} * p.num_q_heads * head_dim);
   for (int64_t i = first; i < pieces; i += stride) out[i] = make_uint4(0, 0, 0, 0);
   if (p.lse != nullptr) {
     for (int64_t i = first; i < int64_t{tokens} * p.num_q_heads; i += stride) {

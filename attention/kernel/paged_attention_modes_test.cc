@@ -97,8 +97,7 @@ void CheckScenario(const Scenario& scenario, int32_t num_q_heads, int32_t num_kv
             "")
       << "eager and replay lse differ";
   // Padding tokens: zeros and lse -inf (the capacity's tail past the live ones).
-  const int64_t padded_tokens =
-      tokens + int64_t{kGraphCapacity - batch.batch_size()} * max_q_len;
+  const int64_t padded_tokens = tokens + int64_t{kGraphCapacity - batch.batch_size()} * max_q_len;
   for (int64_t i = live; i < padded_tokens * num_q_heads * head_dim; ++i) {
     ASSERT_EQ(replay->out[i], 0.0) << "padding output " << i;
   }
@@ -216,9 +215,8 @@ TEST_F(KernelLongContextGpuTest, ASequenceOfBatchesOnOneCapturedGraphEqualsEager
     const int64_t live = int64_t{scenario.batch.descriptor().num_tokens()} * kHeads * kHeadDim;
     ASSERT_EQ(FirstDifference(replayed.out, launched.out, live), "") << "step " << step;
     if (step % 8 == 0 && scenario.batch.batch_size() > 0) {
-      const HostAttentionResult reference =
-          AttendLogicalSequences(LogicalRequestsOf(pool, scenario.batch, data), kHeads, kKvHeads,
-                                 kHeadDim, options);
+      const HostAttentionResult reference = AttendLogicalSequences(
+          LogicalRequestsOf(pool, scenario.batch, data), kHeads, kKvHeads, kHeadDim, options);
       EXPECT_LE(MaxAbsDiff(replayed.out, reference.out), 3e-2) << "step " << step;
     }
   }

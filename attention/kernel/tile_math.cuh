@@ -64,8 +64,7 @@ __device__ __forceinline__ void CpAsyncWaitAll() {
 // Arrives on `barrier` (without raising its expected count) once every
 // cp.async this thread issued so far has landed.
 __device__ __forceinline__ void CpAsyncMbarrierArrive(uint64_t* barrier) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(
-                   SmemAddress(barrier))
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(SmemAddress(barrier))
                : "memory");
 }
 
@@ -173,8 +172,8 @@ __device__ __forceinline__ uint32_t PackPair<__half>(float lo, float hi) {
 // a 64-column block) is at shared address `address`: 8-row groups 1024 bytes
 // apart (SBO), 128-byte swizzle; the leading offset is unused for it.
 __device__ __forceinline__ uint64_t WgmmaDescriptor(uint32_t address) {
-  return (uint64_t{(address & 0x3FFFF) >> 4}) | (uint64_t{1} << 16) |
-         (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
+  return (uint64_t{(address & 0x3FFFF) >> 4}) | (uint64_t{1} << 16) | (uint64_t{1024 >> 4} << 32) |
+         (uint64_t{1} << 62);
 }
 
 __device__ __forceinline__ void WgmmaFence() {
@@ -198,55 +197,55 @@ __device__ __forceinline__ void WgmmaWaitAll() {
 template <typename T, int N>
 struct Wgmma;
 
-#define PA_WGMMA_TYPE(T, ptx_type)                                                         \
-  template <>                                                                              \
-  struct Wgmma<T, 16> {                                                                    \
-    static __device__ __forceinline__ void Run(float (&d)[2][4], uint64_t a, uint64_t b,   \
-                                               int accumulate) {                           \
-      asm volatile(                                                                        \
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"                                      \
-          "wgmma.mma_async.sync.aligned.m64n16k16.f32." ptx_type "." ptx_type              \
-          " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"                  \
-          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),     \
-            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])                                    \
-          : "l"(a), "l"(b), "r"(accumulate));                                              \
-    }                                                                                      \
-  };                                                                                       \
-  template <>                                                                              \
-  struct Wgmma<T, 32> {                                                                    \
-    static __device__ __forceinline__ void Run(float (&d)[4][4], uint64_t a, uint64_t b,   \
-                                               int accumulate) {                           \
-      asm volatile(                                                                        \
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                      \
-          "wgmma.mma_async.sync.aligned.m64n32k16.f32." ptx_type "." ptx_type              \
-          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15},"        \
-          " %16, %17, p, 1, 1, 0, 0;\n}\n"                                                   \
-          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),     \
-            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),     \
-            "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),     \
-            "+f"(d[3][3])                                                                  \
-          : "l"(a), "l"(b), "r"(accumulate));                                              \
-    }                                                                                      \
-  };                                                                                       \
-  template <>                                                                              \
-  struct Wgmma<T, 64> {                                                                    \
-    static __device__ __forceinline__ void Run(float (&d)[8][4], uint64_t a, uint64_t b,   \
-                                               int accumulate) {                           \
-      asm volatile(                                                                        \
-          "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                      \
-          "wgmma.mma_async.sync.aligned.m64n64k16.f32." ptx_type "." ptx_type              \
-          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"         \
-          " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30,"     \
-          " %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                              \
-          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),     \
-            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),     \
-            "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),     \
-            "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),     \
-            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]),     \
-            "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),     \
-            "+f"(d[7][2]), "+f"(d[7][3])                                                   \
-          : "l"(a), "l"(b), "r"(accumulate));                                              \
-    }                                                                                      \
+#define PA_WGMMA_TYPE(T, ptx_type)                                                       \
+  template <>                                                                            \
+  struct Wgmma<T, 16> {                                                                  \
+    static __device__ __forceinline__ void Run(float (&d)[2][4], uint64_t a, uint64_t b, \
+                                               int accumulate) {                         \
+      asm volatile(                                                                      \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"                                   \
+          "wgmma.mma_async.sync.aligned.m64n16k16.f32." ptx_type "." ptx_type            \
+          " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"               \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),   \
+            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])                                  \
+          : "l"(a), "l"(b), "r"(accumulate));                                            \
+    }                                                                                    \
+  };                                                                                     \
+  template <>                                                                            \
+  struct Wgmma<T, 32> {                                                                  \
+    static __device__ __forceinline__ void Run(float (&d)[4][4], uint64_t a, uint64_t b, \
+                                               int accumulate) {                         \
+      asm volatile(                                                                      \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                   \
+          "wgmma.mma_async.sync.aligned.m64n32k16.f32." ptx_type "." ptx_type            \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15},"     \
+          " %16, %17, p, 1, 1, 0, 0;\n}\n"                                               \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),   \
+            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),   \
+            "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),   \
+            "+f"(d[3][3])                                                                \
+          : "l"(a), "l"(b), "r"(accumulate));                                            \
+    }                                                                                    \
+  };                                                                                     \
+  template <>                                                                            \
+  struct Wgmma<T, 64> {                                                                  \
+    static __device__ __forceinline__ void Run(float (&d)[8][4], uint64_t a, uint64_t b, \
+                                               int accumulate) {                         \
+      asm volatile(                                                                      \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                   \
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32." ptx_type "." ptx_type            \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"      \
+          " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30,"  \
+          " %31}, %32, %33, p, 1, 1, 0, 0;\n}\n"                                         \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),   \
+            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),   \
+            "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),   \
+            "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),   \
+            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]),   \
+            "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),   \
+            "+f"(d[7][2]), "+f"(d[7][3])                                                 \
+          : "l"(a), "l"(b), "r"(accumulate));                                            \
+    }                                                                                    \
   };
 
 #if PA_HAS_WGMMA

@@ -24,9 +24,9 @@ absl::StatusOr<std::unique_ptr<DeviceMetadata>> DeviceMetadata::Create(
     const PlanShape& shape, const PlannerConfig& config, const DeviceRequestTable& table) {
   ASSIGN_OR_RETURN(const PlanLayout layout, LayoutFor(shape, config));
   if (table.req_to_token == nullptr || table.num_rows < 1 || table.row_width < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("DeviceRequestTable: req_to_token ", table.req_to_token == nullptr ? "null" : "set",
-                     ", num_rows ", table.num_rows, ", row_width ", table.row_width));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DeviceRequestTable: req_to_token ", table.req_to_token == nullptr ? "null" : "set",
+        ", num_rows ", table.num_rows, ", row_width ", table.row_width));
   }
   if (table.row_width < shape.max_kv_len) {
     return absl::InvalidArgumentError(
@@ -56,22 +56,23 @@ absl::StatusOr<std::unique_ptr<DeviceMetadata>> DeviceMetadata::Create(
   const size_t block_bytes = static_cast<size_t>(block.total) * sizeof(int32_t);
 
   ASSIGN_OR_RETURN(metadata->device_block_, DeviceBuffer::Allocate(block_bytes, "work plan"));
-  ASSIGN_OR_RETURN(metadata->device_page_table_,
-                   DeviceBuffer::Allocate(std::max<int64_t>(layout.page_table_entries, 1) *
-                                              sizeof(int32_t),
-                                          "page table"));
+  ASSIGN_OR_RETURN(
+      metadata->device_page_table_,
+      DeviceBuffer::Allocate(std::max<int64_t>(layout.page_table_entries, 1) * sizeof(int32_t),
+                             "page table"));
   // The gather fills only each live request's used pages; the rest stays 0
   // (page 0), so the whole table is defined for anyone who reads it back.
-  RETURN_IF_ERROR(CudaCall(cudaMemset(metadata->device_page_table_.data(), 0,
-                                      metadata->device_page_table_.size_bytes()),
-                           "cudaMemset(page table)"));
+  RETURN_IF_ERROR(CudaCall(
+      cudaMemset(metadata->device_page_table_.data(), 0, metadata->device_page_table_.size_bytes()),
+      "cudaMemset(page table)"));
   for (int b = 0; b < 2; ++b) {
     void* pinned = nullptr;
     RETURN_IF_ERROR(CudaCall(cudaMallocHost(&pinned, block_bytes), "cudaMallocHost(plan staging)"));
     metadata->staging_[b] = static_cast<int32_t*>(pinned);
     std::fill(metadata->staging_[b], metadata->staging_[b] + block.total, 0);
-    RETURN_IF_ERROR(CudaCall(cudaEventCreateWithFlags(&metadata->copied_[b], cudaEventDisableTiming),
-                             "cudaEventCreateWithFlags"));
+    RETURN_IF_ERROR(
+        CudaCall(cudaEventCreateWithFlags(&metadata->copied_[b], cudaEventDisableTiming),
+                 "cudaEventCreateWithFlags"));
   }
   // A plan of no work until the first upload: every worker's list empty.
   RETURN_IF_ERROR(metadata->device_block_.CopyFromHost(metadata->staging_[0], block_bytes));
@@ -135,8 +136,8 @@ PlanSpans DeviceMetadata::SpansInto(int32_t* words) const {
   spans.cu_seqlens_q = absl::MakeSpan(words + block_.cu_seqlens_q, layout_.requests + 1);
   spans.counters = absl::MakeSpan(words + block_.counters, kNumPlanCounters);
   spans.worker_begin = absl::MakeSpan(words + block_.worker_begin, layout_.num_workers + 1);
-  spans.segments = absl::MakeSpan(reinterpret_cast<WorkSegment*>(words + block_.segments),
-                                  layout_.max_segments);
+  spans.segments =
+      absl::MakeSpan(reinterpret_cast<WorkSegment*>(words + block_.segments), layout_.max_segments);
   spans.merge_tasks = absl::MakeSpan(reinterpret_cast<MergeTask*>(words + block_.merge_tasks),
                                      layout_.max_merge_tasks);
   return spans;
@@ -145,10 +146,10 @@ PlanSpans DeviceMetadata::SpansInto(int32_t* words) const {
 absl::StatusOr<PlanSummary> DeviceMetadata::Upload(const ValidatedBatch& batch,
                                                    cudaStream_t stream) {
   if (batch.pool_rows() != table_.num_rows || batch.row_width() != table_.row_width) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "batch was validated on a pool of ", batch.pool_rows(), " rows x ", batch.row_width(),
-        " slots; this DeviceMetadata gathers from a table of ", table_.num_rows, " x ",
-        table_.row_width));
+    return absl::FailedPreconditionError(
+        absl::StrCat("batch was validated on a pool of ", batch.pool_rows(), " rows x ",
+                     batch.row_width(), " slots; this DeviceMetadata gathers from a table of ",
+                     table_.num_rows, " x ", table_.row_width));
   }
   const int b = next_staging_;
   if (staging_pending_[b]) {
@@ -160,10 +161,10 @@ absl::StatusOr<PlanSummary> DeviceMetadata::Upload(const ValidatedBatch& batch,
   ASSIGN_OR_RETURN(const PlanSummary summary,
                    WritePlan(batch, config_, shape_, SpansInto(staging_[b])));
   const int64_t used_words = block_.segments + summary.partition.num_segments * kSegmentWords;
-  RETURN_IF_ERROR(CudaCall(cudaMemcpyAsync(device_block_.data(), staging_[b],
-                                           used_words * sizeof(int32_t), cudaMemcpyHostToDevice,
-                                           stream),
-                           "cudaMemcpyAsync(work plan)"));
+  RETURN_IF_ERROR(
+      CudaCall(cudaMemcpyAsync(device_block_.data(), staging_[b], used_words * sizeof(int32_t),
+                               cudaMemcpyHostToDevice, stream),
+               "cudaMemcpyAsync(work plan)"));
   RETURN_IF_ERROR(CudaCall(cudaEventRecord(copied_[b], stream), "cudaEventRecord(staging)"));
   staging_pending_[b] = true;
   next_staging_ = 1 - b;

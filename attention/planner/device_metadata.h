@@ -98,7 +98,7 @@ class DeviceMetadata {
   DeviceRequestTable table_;
   DeviceBuffer device_block_;       // the plan (BlockLayout), copied from staging at each upload
   DeviceBuffer device_page_table_;  // [requests, max_pages_per_request], gathered on the device
-  std::array<int32_t*, 2> staging_ = {nullptr, nullptr};  // pinned twins of device_block_
+  std::array<int32_t*, 2> staging_ = {nullptr, nullptr};    // pinned twins of device_block_
   std::array<cudaEvent_t, 2> copied_ = {nullptr, nullptr};  // recorded after each staging copy
   std::array<bool, 2> staging_pending_ = {false, false};
   int next_staging_ = 0;

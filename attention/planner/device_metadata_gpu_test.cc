@@ -2,15 +2,14 @@
 // device (the device page-table gather equals the host gather, the work plan
 // is the host routine's), it allocates no device memory and does not wait for
 // work queued before it, and a rejected batch changes nothing.
-#include "attention/planner/device_metadata.h"
-
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <thread>
 
-#include "attention/base/device_buffer.h"
+#include "attention/planner/device_metadata.h"
 #include "attention/planner/metadata_planner.h"
 #include "gtest/gtest.h"
 #include "testing/batch_scenario.h"
@@ -53,13 +52,12 @@ void ExpectSamePlan(const HostMetadata& device, const HostMetadata& host, int32_
   ASSERT_EQ(device.counters, host.counters);
   ASSERT_EQ(device.worker_begin, host.worker_begin);
   const int32_t segments = host.summary.partition.num_segments;
-  ASSERT_EQ(std::memcmp(device.segments.data(), host.segments.data(),
-                        segments * sizeof(WorkSegment)),
-            0);
+  ASSERT_EQ(
+      std::memcmp(device.segments.data(), host.segments.data(), segments * sizeof(WorkSegment)), 0);
   const int32_t merges = host.summary.partition.num_merge_tasks;
-  ASSERT_EQ(std::memcmp(device.merge_tasks.data(), host.merge_tasks.data(),
-                        merges * sizeof(MergeTask)),
-            0);
+  ASSERT_EQ(
+      std::memcmp(device.merge_tasks.data(), host.merge_tasks.data(), merges * sizeof(MergeTask)),
+      0);
   for (int32_t i = 0; i < live; ++i) {
     for (int32_t j = 0; j < host.NumPages(i); ++j) {
       const int64_t at = int64_t{i} * host.layout.max_pages_per_request + j;
@@ -77,7 +75,7 @@ TEST_F(DeviceMetadataGpuTest, UploadPutsTheHostPlanAndPageTableOnTheDevice) {
   for (int32_t page_size : {1, 3, 16, 64}) {
     for (const ModeCase& mode_case : AllModeCases()) {
       std::unique_ptr<DeviceMetadata> metadata;
-      DeviceBuffer device_table;
+      std::optional<DeviceTableCopy> device_table;
       for (int trial = 0; trial < 4; ++trial) {
         limits.max_prefix = trial % 2 == 0 ? 800 : 30;  // long, short, long, short
         const Scenario scenario =
@@ -85,19 +83,10 @@ TEST_F(DeviceMetadataGpuTest, UploadPutsTheHostPlanAndPageTableOnTheDevice) {
         const KvPagePool& pool = *scenario.pool;
         const PlanShape shape = CaptureShape(pool, kMaxBatch, 8);
         if (metadata == nullptr) {
-          device_table =
-              DeviceBuffer::Allocate(pool.req_to_token().size() * sizeof(int32_t), "req_to_token")
-                  .value();
-          metadata = DeviceMetadata::Create(shape, Config(),
-                                            DeviceRequestTable{device_table.as<int32_t>(),
-                                                               pool.max_requests(),
-                                                               pool.row_width()})
-                         .value();
+          device_table = DeviceTableCopy::Create(pool).value();
+          metadata = DeviceMetadata::Create(shape, Config(), device_table->table()).value();
         }
-        ASSERT_TRUE(device_table
-                        .CopyFromHost(pool.req_to_token().data(),
-                                      pool.req_to_token().size() * sizeof(int32_t))
-                        .ok());
+        ASSERT_TRUE(device_table->Upload(pool).ok());
         ASSERT_TRUE(metadata->Upload(scenario.batch, nullptr).ok());
         const HostMetadata on_device = DownloadMetadata(*metadata).value();
         const HostMetadata on_host = PlanOnHost(scenario.batch, pool, Config(), shape).value();
@@ -121,16 +110,9 @@ TEST_F(DeviceMetadataGpuTest, UploadNeitherAllocatesDeviceMemoryNorWaitsForTheSt
   spec.spec.num_draft_tokens = 4;
   const Scenario scenario = BuildScenario(FixedPool(spec)).value();
   const KvPagePool& pool = *scenario.pool;
-  DeviceBuffer device_table =
-      DeviceBuffer::Allocate(pool.req_to_token().size() * sizeof(int32_t), "req_to_token").value();
-  ASSERT_TRUE(
-      device_table
-          .CopyFromHost(pool.req_to_token().data(), pool.req_to_token().size() * sizeof(int32_t))
-          .ok());
+  const DeviceTableCopy device_table = DeviceTableCopy::Create(pool).value();
   auto metadata =
-      DeviceMetadata::Create(CaptureShape(pool, kMaxBatch, 4), Config(),
-                             DeviceRequestTable{device_table.as<int32_t>(), pool.max_requests(),
-                                                pool.row_width()})
+      DeviceMetadata::Create(CaptureShape(pool, kMaxBatch, 4), Config(), device_table.table())
           .value();
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
@@ -186,17 +168,9 @@ TEST_F(DeviceMetadataGpuTest, ARejectedBatchLeavesTheDevicePlanAsItWas) {
   spec.spec.num_draft_tokens = 6;  // more queries than the shape holds
   const Scenario wide = BuildScenario(FixedPool(spec)).value();
   const KvPagePool& pool = *small.pool;
-  DeviceBuffer device_table =
-      DeviceBuffer::Allocate(pool.req_to_token().size() * sizeof(int32_t), "req_to_token").value();
-  ASSERT_TRUE(
-      device_table
-          .CopyFromHost(pool.req_to_token().data(), pool.req_to_token().size() * sizeof(int32_t))
-          .ok());
+  const DeviceTableCopy device_table = DeviceTableCopy::Create(pool).value();
   auto metadata =
-      DeviceMetadata::Create(CaptureShape(pool, 4, 4), Config(),
-                             DeviceRequestTable{device_table.as<int32_t>(), pool.max_requests(),
-                                                pool.row_width()})
-          .value();
+      DeviceMetadata::Create(CaptureShape(pool, 4, 4), Config(), device_table.table()).value();
   ASSERT_TRUE(metadata->Upload(small.batch, nullptr).ok());
   const HostMetadata before = DownloadMetadata(*metadata).value();
   EXPECT_EQ(metadata->Upload(wide.batch, nullptr).status().code(),

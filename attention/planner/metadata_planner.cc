@@ -134,9 +134,8 @@ absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const Planner
         "batch of ", live, " requests exceeds the plan capacity of ", shape.max_batch_size));
   }
   if (batch.page_size() != shape.page_size) {
-    return absl::FailedPreconditionError(absl::StrCat("batch page_size ", batch.page_size(),
-                                                      " differs from the plan's ",
-                                                      shape.page_size));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "batch page_size ", batch.page_size(), " differs from the plan's ", shape.page_size));
   }
   RETURN_IF_ERROR(CheckSpan("rows", spans.rows.size(), layout.requests));
   RETURN_IF_ERROR(CheckSpan("cache_seqlens", spans.cache_seqlens.size(), layout.requests));
@@ -152,9 +151,9 @@ absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const Planner
                        " query tokens exceed the plan's max_q_len of ", shape.max_q_len));
     }
     if (request.kv_len() > shape.max_kv_len) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("request ", i, ": ", request.kv_len(),
-                       " keys exceed the plan's max_kv_len of ", shape.max_kv_len));
+      return absl::FailedPreconditionError(absl::StrCat("request ", i, ": ", request.kv_len(),
+                                                        " keys exceed the plan's max_kv_len of ",
+                                                        shape.max_kv_len));
     }
   }
 
@@ -178,11 +177,11 @@ absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const Planner
   }
   summary.num_q_tokens = spans.cu_seqlens_q[live];
 
-  ASSIGN_OR_RETURN(summary.partition,
-                   PartitionWork(spans.cu_seqlens_q.subspan(0, live + 1),
-                                 spans.cache_seqlens.subspan(0, live), PartitionConfigFor(config),
-                                 PartitionBuffers{spans.worker_begin, spans.segments,
-                                                  spans.merge_tasks}));
+  ASSIGN_OR_RETURN(
+      summary.partition,
+      PartitionWork(spans.cu_seqlens_q.subspan(0, live + 1), spans.cache_seqlens.subspan(0, live),
+                    PartitionConfigFor(config),
+                    PartitionBuffers{spans.worker_begin, spans.segments, spans.merge_tasks}));
   spans.counters[kPlanNumMergeTasks] = summary.partition.num_merge_tasks;
   spans.counters[kPlanZeroFillBegin] = summary.num_q_tokens;
   spans.counters[kPlanZeroFillEnd] = spans.cu_seqlens_q[shape.max_batch_size];
@@ -207,7 +206,8 @@ AttentionMetadata HostMetadata::View() const {
   plan.max_segments = static_cast<int32_t>(layout.max_segments);
   plan.max_merge_tasks = static_cast<int32_t>(layout.max_merge_tasks);
   plan.max_partials = static_cast<int32_t>(layout.max_partials);
-  plan.max_zero_fill_tokens = counters.empty() ? 0 : counters[kPlanZeroFillEnd] - counters[kPlanZeroFillBegin];
+  plan.max_zero_fill_tokens =
+      counters.empty() ? 0 : counters[kPlanZeroFillEnd] - counters[kPlanZeroFillBegin];
   plan.num_kv_heads = config.num_kv_heads;
   plan.group = config.num_q_heads / config.num_kv_heads;
   plan.head_dim = config.head_dim;
@@ -247,14 +247,13 @@ absl::StatusOr<HostMetadata> PlanOnHost(const ValidatedBatch& batch, const KvPag
   plan.worker_begin.assign(layout.num_workers + 1, 0);
   plan.segments.assign(std::max<int64_t>(layout.max_segments, 1), WorkSegment{});
   plan.merge_tasks.assign(std::max<int64_t>(layout.max_merge_tasks, 1), MergeTask{});
-  ASSIGN_OR_RETURN(plan.summary,
-                   WritePlan(batch, config, shape,
-                             PlanSpans{absl::MakeSpan(plan.rows), absl::MakeSpan(plan.cache_seqlens),
-                                       absl::MakeSpan(plan.cu_seqlens_q),
-                                       absl::MakeSpan(plan.counters),
-                                       absl::MakeSpan(plan.worker_begin),
-                                       absl::MakeSpan(plan.segments),
-                                       absl::MakeSpan(plan.merge_tasks)}));
+  ASSIGN_OR_RETURN(
+      plan.summary,
+      WritePlan(batch, config, shape,
+                PlanSpans{absl::MakeSpan(plan.rows), absl::MakeSpan(plan.cache_seqlens),
+                          absl::MakeSpan(plan.cu_seqlens_q), absl::MakeSpan(plan.counters),
+                          absl::MakeSpan(plan.worker_begin), absl::MakeSpan(plan.segments),
+                          absl::MakeSpan(plan.merge_tasks)}));
   RETURN_IF_ERROR(GatherPageTableOnHost(
       pool.req_to_token(), pool.row_width(), absl::MakeConstSpan(plan.rows),
       absl::MakeConstSpan(plan.cache_seqlens), shape.page_size,
@@ -268,9 +267,9 @@ absl::StatusOr<HostMetadata> PlanEager(const ValidatedBatch& batch, const KvPage
 }
 
 absl::Status GatherPageTableOnHost(absl::Span<const int32_t> req_to_token, int32_t row_width,
-                                   absl::Span<const int32_t> rows,
-                                   absl::Span<const int32_t> k_lens, int32_t page_size,
-                                   int32_t page_table_stride, absl::Span<int32_t> page_table) {
+                                   absl::Span<const int32_t> rows, absl::Span<const int32_t> k_lens,
+                                   int32_t page_size, int32_t page_table_stride,
+                                   absl::Span<int32_t> page_table) {
   if (row_width < 1 || page_size < 1 || page_table_stride < 0 || rows.size() != k_lens.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "GatherPageTableOnHost: row_width ", row_width, ", page_size ", page_size, ", stride ",
@@ -282,10 +281,10 @@ absl::Status GatherPageTableOnHost(absl::Span<const int32_t> req_to_token, int32
     if (rows[i] < 0 || rows[i] >= table_rows || k_lens[i] < 0 || k_lens[i] > row_width ||
         columns > page_table_stride ||
         int64_t(i) * page_table_stride + columns > static_cast<int64_t>(page_table.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "GatherPageTableOnHost: request ", i, ": row ", rows[i], " of ", table_rows,
-          ", length ", k_lens[i], " (row width ", row_width, ", page table stride ",
-          page_table_stride, ", ", page_table.size(), " entries)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("GatherPageTableOnHost: request ", i, ": row ", rows[i], " of ", table_rows,
+                       ", length ", k_lens[i], " (row width ", row_width, ", page table stride ",
+                       page_table_stride, ", ", page_table.size(), " entries)"));
     }
     const int32_t* slots = req_to_token.data() + int64_t{rows[i]} * row_width;
     int32_t* out = page_table.data() + int64_t(i) * page_table_stride;

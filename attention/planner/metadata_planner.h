@@ -64,8 +64,9 @@ PartitionConfig PartitionConfigFor(const PlannerConfig& config);
 // live batch are padding requests with max_q_len query tokens and no keys.
 struct PlanShape {
   int32_t max_batch_size = 0;
-  int32_t max_q_len = 0;   // query tokens per request
-  int32_t max_kv_len = 0;  // keys per request: the page table has ceil(max_kv_len / page_size) columns
+  int32_t max_q_len = 0;  // query tokens per request
+  int32_t max_kv_len =
+      0;  // keys per request: the page table has ceil(max_kv_len / page_size) columns
   int32_t page_size = 0;
 };
 
@@ -79,8 +80,8 @@ PlanShape CaptureShape(const KvPagePool& pool, int32_t max_batch_size, int32_t m
 // checked: InvalidArgument naming the PlanShape field when a count would not
 // fit the int32 indices the kernel uses.
 struct PlanLayout {
-  int64_t requests = 0;            // rows of the per-request arrays
-  int64_t total_q_tokens = 0;      // requests x max_q_len
+  int64_t requests = 0;        // rows of the per-request arrays
+  int64_t total_q_tokens = 0;  // requests x max_q_len
   int64_t max_pages_per_request = 0;
   int64_t page_table_entries = 0;  // requests x max_pages_per_request
   int64_t num_workers = 0;
@@ -103,10 +104,10 @@ struct PlanSpans {
 
 // The live batch's scalars and the partition's counts.
 struct PlanSummary {
-  int32_t batch_size = 0;      // live requests
-  int32_t num_q_tokens = 0;    // live query tokens
-  int32_t max_seq_len_q = 0;   // over live requests
-  int32_t max_seq_len_k = 0;   // max_i(prefix_i + new_i) over live requests
+  int32_t batch_size = 0;     // live requests
+  int32_t num_q_tokens = 0;   // live query tokens
+  int32_t max_seq_len_q = 0;  // over live requests
+  int32_t max_seq_len_k = 0;  // max_i(prefix_i + new_i) over live requests
   PartitionCounts partition;
 };
 
@@ -128,14 +129,14 @@ struct HostMetadata {
   PlanLayout layout;
   PlanSummary summary;
   PlannerConfig config;
-  std::vector<int32_t> rows;                  // [requests]
-  std::vector<int32_t> cache_seqlens;         // [requests]
-  std::vector<int32_t> cu_seqlens_q;          // [requests + 1]
-  std::vector<int32_t> page_table;            // [requests, max_pages_per_request]
-  std::vector<int32_t> counters;              // [kNumPlanCounters]
-  std::vector<int32_t> worker_begin;          // [num_workers + 1]
-  std::vector<WorkSegment> segments;          // [max_segments]
-  std::vector<MergeTask> merge_tasks;         // [max_merge_tasks]
+  std::vector<int32_t> rows;           // [requests]
+  std::vector<int32_t> cache_seqlens;  // [requests]
+  std::vector<int32_t> cu_seqlens_q;   // [requests + 1]
+  std::vector<int32_t> page_table;     // [requests, max_pages_per_request]
+  std::vector<int32_t> counters;       // [kNumPlanCounters]
+  std::vector<int32_t> worker_begin;   // [num_workers + 1]
+  std::vector<WorkSegment> segments;   // [max_segments]
+  std::vector<MergeTask> merge_tasks;  // [max_merge_tasks]
 
   // The metadata with host pointers into this object (valid while it lives).
   AttentionMetadata View() const;
@@ -158,9 +159,9 @@ absl::StatusOr<HostMetadata> PlanEager(const ValidatedBatch& batch, const KvPage
 // the request) for a row outside the table, a length past the row width or a
 // row of the page table past its end.
 absl::Status GatherPageTableOnHost(absl::Span<const int32_t> req_to_token, int32_t row_width,
-                                   absl::Span<const int32_t> rows,
-                                   absl::Span<const int32_t> k_lens, int32_t page_size,
-                                   int32_t page_table_stride, absl::Span<int32_t> page_table);
+                                   absl::Span<const int32_t> rows, absl::Span<const int32_t> k_lens,
+                                   int32_t page_size, int32_t page_table_stride,
+                                   absl::Span<int32_t> page_table);
 
 }  // namespace paged_attention
 

@@ -20,13 +20,7 @@ constexpr double kExactTolerance = 1e-9;  // float64 paged vs float64 logical
 
 // An H200-like geometry; planning is host-only, so any valid one works.
 PlannerConfig Config(int32_t num_q_heads = 32, int32_t num_kv_heads = 8, int32_t head_dim = 128) {
-  PlannerConfig config;
-  config.num_q_heads = num_q_heads;
-  config.num_kv_heads = num_kv_heads;
-  config.head_dim = head_dim;
-  config.num_sms = 132;
-  config.ctas_per_sm = 2;
-  return config;
+  return HostPlannerConfig(num_q_heads, num_kv_heads, head_dim, AttentionOptions{});
 }
 
 Scenario MustBuild(const ScenarioSpec& spec) {
@@ -107,9 +101,24 @@ TEST(MetadataPlannerTest, ConfigWithoutGeometryIsRejectedByField) {
     const char* field;
   } cases[] = {
       {PlannerConfig{}, "num_q_heads = 0"},
-      {[] { PlannerConfig c = Config(); c.num_sms = 0; return c; }(), "num_sms = 0"},
-      {[] { PlannerConfig c = Config(); c.ctas_per_sm = 0; return c; }(), "ctas_per_sm = 0"},
-      {[] { PlannerConfig c = Config(); c.head_dim = 100; return c; }(), "head_dim = 100"},
+      {[] {
+         PlannerConfig c = Config();
+         c.num_sms = 0;
+         return c;
+       }(),
+       "num_sms = 0"},
+      {[] {
+         PlannerConfig c = Config();
+         c.ctas_per_sm = 0;
+         return c;
+       }(),
+       "ctas_per_sm = 0"},
+      {[] {
+         PlannerConfig c = Config();
+         c.head_dim = 100;
+         return c;
+       }(),
+       "head_dim = 100"},
       {Config(30, 8), "not a multiple"},
   };
   for (const auto& c : cases) {
@@ -156,8 +165,7 @@ TEST_P(PlannerSweepTest, MetadataAndPlannedExecutionMatchTheLogicalReference) {
       ASSERT_EQ(plan.cache_seqlens[i], k_len) << "request " << i;
       ASSERT_EQ(plan.cu_seqlens_q[i + 1] - plan.cu_seqlens_q[i], request.new_tokens);
       for (int32_t t = 0; t < k_len; t += 1) {
-        const int32_t page =
-            plan.page_table[i * plan.layout.max_pages_per_request + t / page_size];
+        const int32_t page = plan.page_table[i * plan.layout.max_pages_per_request + t / page_size];
         ASSERT_EQ(page * page_size + t % page_size, scenario.pool->Slot(request.row, t).value())
             << "request " << i << " token " << t;
       }
@@ -236,7 +244,8 @@ TEST(MetadataPlannerTest, CaptureShapePlansLiveRowsLikeEagerAndPadsTheRest) {
           MakeAttentionData(*scenario.pool, scenario.batch, 4, 2, 64, DType::kFloat16, rng())
               .value();
       const AttentionOptions options = DefaultOptions(64);
-      const HostAttentionResult a = RunHostPlannedAttention(HostArgs(data, eager.View(), options)).value();
+      const HostAttentionResult a =
+          RunHostPlannedAttention(HostArgs(data, eager.View(), options)).value();
       AttentionData padded_data = data;
       padded_data.q.resize(int64_t{padded->View().total_q_tokens} * 4 * 64 * 2, 0);
       const absl::StatusOr<HostAttentionResult> b =
@@ -279,8 +288,8 @@ TEST(MetadataPlannerTest, WritePlanRejectsABatchLargerThanTheShapeAndWritesNothi
   const absl::Status status =
       WritePlan(scenario.batch, config, shape,
                 PlanSpans{absl::MakeSpan(rows), absl::MakeSpan(lens), absl::MakeSpan(cu),
-                          absl::MakeSpan(counters), absl::MakeSpan(begin),
-                          absl::MakeSpan(segments), absl::MakeSpan(merges)})
+                          absl::MakeSpan(counters), absl::MakeSpan(begin), absl::MakeSpan(segments),
+                          absl::MakeSpan(merges)})
           .status();
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(rows, std::vector<int32_t>(2, -7));
@@ -312,8 +321,9 @@ TEST(MetadataPlannerTest, HostGatherChecksItsSpans) {
   EXPECT_EQ(GatherPageTableOnHost(table, 4, bad_row, lens, 2, 2, absl::MakeSpan(page_table)).code(),
             absl::StatusCode::kInvalidArgument);
   const std::vector<int32_t> long_len = {5, 2};
-  EXPECT_EQ(GatherPageTableOnHost(table, 4, rows, long_len, 2, 2, absl::MakeSpan(page_table)).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      GatherPageTableOnHost(table, 4, rows, long_len, 2, 2, absl::MakeSpan(page_table)).code(),
+      absl::StatusCode::kInvalidArgument);
   std::vector<int32_t> short_table(2);  // request 1 needs entries 2 and 3
   EXPECT_EQ(GatherPageTableOnHost(table, 4, rows, lens, 2, 2, absl::MakeSpan(short_table)).code(),
             absl::StatusCode::kInvalidArgument);

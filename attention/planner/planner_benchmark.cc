@@ -10,12 +10,12 @@
 #include <memory>
 #include <tuple>
 
-#include "attention/base/device_buffer.h"
 #include "attention/base/device_info.h"
 #include "attention/planner/device_metadata.h"
 #include "attention/planner/metadata_planner.h"
 #include "benchmark/benchmark.h"
 #include "testing/batch_scenario.h"
+#include "testing/gpu_attention.h"
 
 namespace paged_attention {
 namespace {
@@ -46,15 +46,7 @@ void SetCounters(benchmark::State& state, int32_t batch, int32_t context, int32_
 }
 
 // 32 query heads over 8 KV heads at head_dim 128 on an H200-sized GPU.
-PlannerConfig Config() {
-  PlannerConfig config;
-  config.num_q_heads = 32;
-  config.num_kv_heads = 8;
-  config.head_dim = 128;
-  config.num_sms = 132;
-  config.ctas_per_sm = 2;
-  return config;
-}
+PlannerConfig Config() { return HostPlannerConfig(32, 8, 128, AttentionOptions{}); }
 
 void BM_PlanOnHost(benchmark::State& state) {
   const int32_t batch = state.range(0), context = state.range(1), page_size = state.range(2);
@@ -74,16 +66,13 @@ void TimeUploads(benchmark::State& state, const PlanShape& shape, const Scenario
     state.SkipWithError("needs a GPU (device page-table gather)");
     return;
   }
-  const KvPagePool& pool = *scenario.pool;
-  DeviceBuffer table =
-      DeviceBuffer::Allocate(pool.req_to_token().size() * sizeof(int32_t), "req_to_token").value();
-  if (!table.CopyFromHost(pool.req_to_token().data(), table.size_bytes()).ok()) {
-    state.SkipWithError("upload of req_to_token failed");
+  absl::StatusOr<DeviceTableCopy> table = DeviceTableCopy::Create(*scenario.pool);
+  if (!table.ok()) {
+    state.SkipWithError(std::string(table.status().message()).c_str());
     return;
   }
-  absl::StatusOr<std::unique_ptr<DeviceMetadata>> metadata = DeviceMetadata::Create(
-      shape, Config(),
-      DeviceRequestTable{table.as<int32_t>(), pool.max_requests(), pool.row_width()});
+  absl::StatusOr<std::unique_ptr<DeviceMetadata>> metadata =
+      DeviceMetadata::Create(shape, Config(), table->table());
   if (!metadata.ok()) {
     state.SkipWithError(std::string(metadata.status().message()).c_str());
     return;

@@ -128,7 +128,8 @@ class PlanWriter {
 
   int32_t NewPartial() { return counts_.num_partials++; }
 
-  absl::Status AddMerge(int32_t request, int32_t kv_head, int32_t unit_tile, int32_t first_partial) {
+  absl::Status AddMerge(int32_t request, int32_t kv_head, int32_t unit_tile,
+                        int32_t first_partial) {
     if (counts_.num_merge_tasks >= static_cast<int64_t>(buffers_.merge_tasks.size())) {
       return absl::ResourceExhaustedError(
           absl::StrCat("work plan merge tasks: capacity ", buffers_.merge_tasks.size(),
@@ -210,9 +211,8 @@ absl::Status ValidatePartitionConfig(const PartitionConfig& config) {
   RETURN_IF_ERROR(in_range("num_workers", config.num_workers, 1, 1 << 20));
   RETURN_IF_ERROR(in_range("pinned_splits", config.pinned_splits, 0, 1 << 16));
   if (config.mask != MaskMode::kCausal && config.mask != MaskMode::kNonCausal) {
-    return absl::InvalidArgumentError(absl::StrCat("PartitionConfig.mask = ",
-                                                   static_cast<int32_t>(config.mask),
-                                                   " is not a MaskMode"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PartitionConfig.mask = ", static_cast<int32_t>(config.mask), " is not a MaskMode"));
   }
   return in_range("window_left", config.window_left, -1, std::numeric_limits<int32_t>::max());
 }
@@ -259,8 +259,8 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
               });
   int32_t workers = config.num_workers;
   if (config.pinned_splits == 0) {
-    workers = static_cast<int32_t>(std::clamp<int64_t>(
-        CeilDiv(total_cost, kMinTilesPerWorker), 1, config.num_workers));
+    workers = static_cast<int32_t>(
+        std::clamp<int64_t>(CeilDiv(total_cost, kMinTilesPerWorker), 1, config.num_workers));
   }
   // Worker w's share ends at cumulative cost target_end(w); the last takes the
   // rest. A share that ends inside a unit cuts it, and the extra piece costs
@@ -282,54 +282,58 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   absl::Status status = absl::OkStatus();
   int32_t num_units = 0;
 
-  ForEachUnit(cu_seqlens_q, cache_seqlens, config, [&](int32_t request, int32_t kv_head,
-                                                       int32_t unit_tile, const UnitKeys& keys) {
-    if (!status.ok()) return;
-    ++num_units;
-    const int64_t tiles = keys.num_tiles;
-    const int32_t first_partial = writer.counts().num_partials;
-    bool split = false;
-    if (config.pinned_splits > 0) {
-      // Fixed pieces of near-equal length, each to the worker whose share
-      // holds the piece's middle.
-      const int64_t pieces = std::min<int64_t>(config.pinned_splits, std::max<int64_t>(tiles, 1));
-      split = pieces > 1;
-      int64_t begin = 0;
-      for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
-        const int64_t length = tiles / pieces + (piece < tiles % pieces ? 1 : 0);
-        const int64_t cost = length + kSegmentOverheadTiles;
-        while (worker < workers - 1 && assigned + cost / 2 >= target_end(worker)) next_worker();
-        status = writer.AddSegment(request, kv_head, unit_tile, keys, begin, begin + length,
-                                   split ? writer.NewPartial() : -1);
-        assigned += cost;
-        begin += length;
-      }
-    } else {
-      int64_t begin = 0;
-      while (status.ok()) {
-        const int64_t rest = tiles - begin;
-        const int64_t room = target_end(worker) - assigned;
-        int64_t take = rest;
-        if (worker < workers - 1 && rest + kSegmentOverheadTiles > room + tolerance) {
-          const int64_t fits = room - kSegmentOverheadTiles;
-          if (fits < min_piece) {  // this worker is full: the next one starts the unit
-            next_worker();
-            continue;
-          }
-          if (rest - fits >= min_piece) take = fits;  // else: the tail is too short to cut off
-        }
-        const bool last_piece = take == rest;
-        split = split || !last_piece;
-        status = writer.AddSegment(request, kv_head, unit_tile, keys, begin, begin + take,
-                                   split ? writer.NewPartial() : -1);
-        assigned += take + kSegmentOverheadTiles;
-        begin += take;
-        if (last_piece) break;
-        next_worker();
-      }
-    }
-    if (status.ok() && split) status = writer.AddMerge(request, kv_head, unit_tile, first_partial);
-  });
+  ForEachUnit(cu_seqlens_q, cache_seqlens, config,
+              [&](int32_t request, int32_t kv_head, int32_t unit_tile, const UnitKeys& keys) {
+                if (!status.ok()) return;
+                ++num_units;
+                const int64_t tiles = keys.num_tiles;
+                const int32_t first_partial = writer.counts().num_partials;
+                bool split = false;
+                if (config.pinned_splits > 0) {
+                  // Fixed pieces of near-equal length, each to the worker whose share
+                  // holds the piece's middle.
+                  const int64_t pieces =
+                      std::min<int64_t>(config.pinned_splits, std::max<int64_t>(tiles, 1));
+                  split = pieces > 1;
+                  int64_t begin = 0;
+                  for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
+                    const int64_t length = tiles / pieces + (piece < tiles % pieces ? 1 : 0);
+                    const int64_t cost = length + kSegmentOverheadTiles;
+                    while (worker < workers - 1 && assigned + cost / 2 >= target_end(worker))
+                      next_worker();
+                    status = writer.AddSegment(request, kv_head, unit_tile, keys, begin,
+                                               begin + length, split ? writer.NewPartial() : -1);
+                    assigned += cost;
+                    begin += length;
+                  }
+                } else {
+                  int64_t begin = 0;
+                  while (status.ok()) {
+                    const int64_t rest = tiles - begin;
+                    const int64_t room = target_end(worker) - assigned;
+                    int64_t take = rest;
+                    if (worker < workers - 1 && rest + kSegmentOverheadTiles > room + tolerance) {
+                      const int64_t fits = room - kSegmentOverheadTiles;
+                      if (fits < min_piece) {  // this worker is full: the next one starts the unit
+                        next_worker();
+                        continue;
+                      }
+                      if (rest - fits >= min_piece)
+                        take = fits;  // else: the tail is too short to cut off
+                    }
+                    const bool last_piece = take == rest;
+                    split = split || !last_piece;
+                    status = writer.AddSegment(request, kv_head, unit_tile, keys, begin,
+                                               begin + take, split ? writer.NewPartial() : -1);
+                    assigned += take + kSegmentOverheadTiles;
+                    begin += take;
+                    if (last_piece) break;
+                    next_worker();
+                  }
+                }
+                if (status.ok() && split)
+                  status = writer.AddMerge(request, kv_head, unit_tile, first_partial);
+              });
   RETURN_IF_ERROR(status);
   PartitionCounts counts = writer.Finish(worker + 1);
   counts.num_units = num_units;

@@ -54,9 +54,9 @@ struct PartitionCounts {
   int32_t num_merge_tasks = 0;
   int32_t num_partials = 0;
   int32_t num_active_workers = 0;  // workers with at least one segment
-  int32_t worker_span = 0;         // 1 + the last worker with a segment: the grid an eager launch needs
-  int64_t total_cost = 0;          // key tiles + per-segment overhead, all workers
-  int64_t max_worker_cost = 0;     // the busiest worker's share (balance = total / workers / max)
+  int32_t worker_span = 0;  // 1 + the last worker with a segment: the grid an eager launch needs
+  int64_t total_cost = 0;   // key tiles + per-segment overhead, all workers
+  int64_t max_worker_cost = 0;  // the busiest worker's share (balance = total / workers / max)
 };
 
 // InvalidArgument naming the PartitionConfig field for a value out of range.

@@ -43,11 +43,10 @@ Plan MustPartition(const Batch& batch, const PartitionConfig& config) {
   plan.worker_begin.assign(config.num_workers + 1, -1);
   plan.segments.resize(std::max<int64_t>(MaxSegments(config, units), 1));
   plan.merge_tasks.resize(std::max<int64_t>(MaxMergeTasks(config, units), 1));
-  absl::StatusOr<PartitionCounts> counts =
-      PartitionWork(batch.cu_seqlens_q, batch.cache_seqlens, config,
-                    PartitionBuffers{absl::MakeSpan(plan.worker_begin),
-                                     absl::MakeSpan(plan.segments),
-                                     absl::MakeSpan(plan.merge_tasks)});
+  absl::StatusOr<PartitionCounts> counts = PartitionWork(
+      batch.cu_seqlens_q, batch.cache_seqlens, config,
+      PartitionBuffers{absl::MakeSpan(plan.worker_begin), absl::MakeSpan(plan.segments),
+                       absl::MakeSpan(plan.merge_tasks)});
   EXPECT_TRUE(counts.ok()) << counts.status();
   if (counts.ok()) plan.counts = *counts;
   EXPECT_LE(plan.counts.num_partials, MaxPartials(config, units));
@@ -206,8 +205,8 @@ TEST(WorkPartitionTest, SkewedAndUniformBatchesAreBalanced) {
     const Plan plan = MustPartition(*batch, config);
     ExpectValidPlan(*batch, config, plan);
     EXPECT_EQ(plan.counts.num_active_workers, 264);
-    EXPECT_LE(Imbalance(plan, 264), 1.08) << "max " << plan.counts.max_worker_cost << " total "
-                                          << plan.counts.total_cost;
+    EXPECT_LE(Imbalance(plan, 264), 1.08)
+        << "max " << plan.counts.max_worker_cost << " total " << plan.counts.total_cost;
   }
 }
 
@@ -286,9 +285,9 @@ TEST(WorkPartitionTest, RejectsInconsistentLengthsAndTooSmallBuffers) {
                                  absl::MakeSpan(merges)};
   const PartitionConfig config = Config(2, 1, 128, 2);
   const std::vector<int32_t> cu_q = {0, 3, 2}, k = {10, 10};
-  EXPECT_NE(std::string(PartitionWork(cu_q, k, config, buffers).status().message())
-                .find("request 1"),
-            std::string::npos);
+  EXPECT_NE(
+      std::string(PartitionWork(cu_q, k, config, buffers).status().message()).find("request 1"),
+      std::string::npos);
   const std::vector<int32_t> cu_ok = {0, 1, 2}, k_negative = {5, -1};
   EXPECT_EQ(PartitionWork(cu_ok, k_negative, config, buffers).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -95,22 +95,22 @@ enum PlanCounter : int32_t {
 // AttentionMetadata. The scalars are capacities (fixed at CUDA-graph capture);
 // live counts come from `counters` and worker_begin.
 struct WorkPlanView {
-  int32_t num_workers = 0;       // CTAs of the attention kernel; worker_begin has num_workers + 1
-  int32_t max_segments = 0;      // capacity of `segments`
-  int32_t max_merge_tasks = 0;   // capacity of `merge_tasks` (0: no merge step)
-  int32_t max_partials = 0;      // float32 partial slots the workspace must hold
+  int32_t num_workers = 0;      // CTAs of the attention kernel; worker_begin has num_workers + 1
+  int32_t max_segments = 0;     // capacity of `segments`
+  int32_t max_merge_tasks = 0;  // capacity of `merge_tasks` (0: no merge step)
+  int32_t max_partials = 0;     // float32 partial slots the workspace must hold
   int32_t max_zero_fill_tokens = 0;  // padding query tokens the merge step may zero (graphs)
   // The geometry and mask the plan was made for; the launcher checks them
   // against the call (a plan made for one head_dim or window is wrong for another).
   int32_t num_kv_heads = 0;
-  int32_t group = 0;             // query heads per KV head
-  int32_t head_dim = 0;          // sets the key tile (KeysPerTile)
-  int32_t causal = 1;            // 1: bottom-right causal ranges; 0: all keys
-  int32_t window_left = -1;      // causal window the ranges were cut to; -1: none
-  const int32_t* worker_begin = nullptr;  // [num_workers + 1] segment offsets
-  const WorkSegment* segments = nullptr;  // [max_segments]
-  const MergeTask* merge_tasks = nullptr; // [max_merge_tasks]
-  const int32_t* counters = nullptr;      // [kNumPlanCounters], see PlanCounter
+  int32_t group = 0;                       // query heads per KV head
+  int32_t head_dim = 0;                    // sets the key tile (KeysPerTile)
+  int32_t causal = 1;                      // 1: bottom-right causal ranges; 0: all keys
+  int32_t window_left = -1;                // causal window the ranges were cut to; -1: none
+  const int32_t* worker_begin = nullptr;   // [num_workers + 1] segment offsets
+  const WorkSegment* segments = nullptr;   // [max_segments]
+  const MergeTask* merge_tasks = nullptr;  // [max_merge_tasks]
+  const int32_t* counters = nullptr;       // [kNumPlanCounters], see PlanCounter
 };
 static_assert(std::is_trivially_copyable<WorkPlanView>::value,
               "WorkPlanView is passed by value to CUDA kernels");

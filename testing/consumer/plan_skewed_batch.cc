@@ -46,11 +46,8 @@ int main() {
   if (!batch.ok()) return Fail("BuildBatchDescriptor", batch.status());
   // The model's heads and the GPU's geometry shape the work plan (H200: 132
   // SMs, 2 attention CTAs each); nothing is defaulted.
-  const PlannerConfig config{.num_q_heads = 32,
-                             .num_kv_heads = 8,
-                             .head_dim = 128,
-                             .num_sms = 132,
-                             .ctas_per_sm = 2};
+  const PlannerConfig config{
+      .num_q_heads = 32, .num_kv_heads = 8, .head_dim = 128, .num_sms = 132, .ctas_per_sm = 2};
   absl::StatusOr<HostMetadata> plan = PlanEager(*batch, *pool, config);
   if (!plan.ok()) return Fail("PlanEager", plan.status());
   std::printf("mode %s\n", std::string(ForwardModeName(plan->mode)).c_str());

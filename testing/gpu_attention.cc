@@ -17,14 +17,9 @@ absl::StatusOr<PlannerConfig> GpuPlannerConfig(DType dtype, int32_t num_q_heads,
                                                int32_t num_kv_heads, int32_t head_dim,
                                                const AttentionOptions& options) {
   ASSIGN_OR_RETURN(const KernelGeometry geometry, QueryKernelGeometry(dtype, head_dim));
-  PlannerConfig config;
-  config.num_q_heads = num_q_heads;
-  config.num_kv_heads = num_kv_heads;
-  config.head_dim = head_dim;
+  PlannerConfig config = HostPlannerConfig(num_q_heads, num_kv_heads, head_dim, options);
   config.num_sms = geometry.num_sms;
   config.ctas_per_sm = geometry.ctas_per_sm;
-  config.mask = options.mask;
-  config.window_left = options.mask == MaskMode::kCausal ? options.window_left : -1;
   return config;
 }
 

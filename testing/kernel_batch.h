@@ -33,7 +33,7 @@ struct BatchSpec {
   std::vector<int32_t> q_lens;  // per request
   std::vector<int32_t> k_lens;  // per request (cache_seqlens)
   AttentionOptions options;     // softmax_scale 0 -> 1/sqrt(head_dim)
-  // Work plan: workers (the GPU's SMs x CTAs per SM; see KernelGeometryFor)
+  // Work plan: workers (the GPU's SMs x CTAs per SM; see QueryKernelGeometry)
   // and pinned splits (0: balanced).
   int32_t num_workers = 0;
   int32_t pinned_splits = 0;

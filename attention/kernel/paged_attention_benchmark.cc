@@ -32,6 +32,7 @@
 #include "attention/base/device_info.h"
 #include "attention/base/status_macros.h"
 #include "attention/kernel/paged_attention.h"
+#include "attention/planner/metadata_planner.h"
 #include "attention/planner/work_partition.h"
 #include "benchmark/benchmark.h"
 #include "testing/benchmark_main.h"
@@ -111,12 +112,11 @@ absl::Status Prepare(const Case& c, Setup& setup) {
       CudaCall(FillRandom16(setup.v.data(), pool_elements, kDType, 2, nullptr), "fill v"));
   RETURN_IF_ERROR(CudaCall(FillRandom16(setup.q.data(), q_elements, kDType, 3, nullptr), "fill q"));
 
-  ASSIGN_OR_RETURN(const KernelGeometry geometry, QueryKernelGeometry(kDType, c.head_dim));
-  PartitionConfig config;
-  config.num_kv_heads = c.num_kv_heads;
-  config.group = c.num_q_heads / c.num_kv_heads;
-  config.head_dim = c.head_dim;
-  config.num_workers = geometry.num_sms * geometry.ctas_per_sm;
+  // The causal plan of this GPU's geometry, as the planner makes it.
+  ASSIGN_OR_RETURN(
+      const PlannerConfig planner,
+      GpuPlannerConfig(kDType, c.num_q_heads, c.num_kv_heads, c.head_dim, AttentionOptions{}));
+  const PartitionConfig config = PartitionConfigFor(planner);
   const int64_t units = MaxUnits(config, batch, max_q);
   std::vector<int32_t> worker_begin(config.num_workers + 1);
   std::vector<WorkSegment> segments(std::max<int64_t>(MaxSegments(config, units), 1));

@@ -79,26 +79,11 @@ absl::StatusOr<std::unique_ptr<DeviceMetadata>> DeviceMetadata::Create(
 
   int32_t* words = metadata->device_block_.as<int32_t>();
   AttentionMetadata& view = metadata->metadata_;
-  view.batch_size = shape.max_batch_size;
-  view.total_q_tokens = static_cast<int32_t>(layout.total_q_tokens);
-  view.max_seq_len_q = shape.max_q_len;
-  view.max_seq_len_k = shape.max_kv_len;
-  view.page_size = shape.page_size;
-  view.max_pages_per_request = static_cast<int32_t>(layout.max_pages_per_request);
+  view = MetadataFrame(shape, layout, config);
   view.cache_seqlens = words + block.cache_seqlens;
   view.cu_seqlens_q = words + block.cu_seqlens_q;
   view.page_table = metadata->device_page_table_.as<int32_t>();
   WorkPlanView& plan = view.plan;
-  plan.num_workers = static_cast<int32_t>(layout.num_workers);
-  plan.max_segments = static_cast<int32_t>(layout.max_segments);
-  plan.max_merge_tasks = static_cast<int32_t>(layout.max_merge_tasks);
-  plan.max_partials = static_cast<int32_t>(layout.max_partials);
-  plan.max_zero_fill_tokens = static_cast<int32_t>(layout.total_q_tokens);
-  plan.num_kv_heads = config.num_kv_heads;
-  plan.group = config.num_q_heads / config.num_kv_heads;
-  plan.head_dim = config.head_dim;
-  plan.causal = config.mask == MaskMode::kCausal ? 1 : 0;
-  plan.window_left = config.window_left;
   plan.worker_begin = words + block.worker_begin;
   plan.segments = reinterpret_cast<const WorkSegment*>(words + block.segments);
   plan.merge_tasks = reinterpret_cast<const MergeTask*>(words + block.merge_tasks);

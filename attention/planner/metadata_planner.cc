@@ -189,30 +189,39 @@ absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const Planner
   return summary;
 }
 
-AttentionMetadata HostMetadata::View() const {
+AttentionMetadata MetadataFrame(const PlanShape& shape, const PlanLayout& layout,
+                                const PlannerConfig& config) {
   AttentionMetadata view;
   view.batch_size = shape.max_batch_size;
-  // The planned tokens (live, then padding): the lse row stride. Eager: exact.
-  view.total_q_tokens = cu_seqlens_q.empty() ? 0 : cu_seqlens_q[shape.max_batch_size];
+  view.total_q_tokens = static_cast<int32_t>(layout.total_q_tokens);
   view.max_seq_len_q = shape.max_q_len;
   view.max_seq_len_k = shape.max_kv_len;
   view.page_size = shape.page_size;
   view.max_pages_per_request = static_cast<int32_t>(layout.max_pages_per_request);
-  view.cache_seqlens = cache_seqlens.data();
-  view.cu_seqlens_q = cu_seqlens_q.data();
-  view.page_table = page_table.data();
   WorkPlanView& plan = view.plan;
   plan.num_workers = static_cast<int32_t>(layout.num_workers);
   plan.max_segments = static_cast<int32_t>(layout.max_segments);
   plan.max_merge_tasks = static_cast<int32_t>(layout.max_merge_tasks);
   plan.max_partials = static_cast<int32_t>(layout.max_partials);
-  plan.max_zero_fill_tokens =
-      counters.empty() ? 0 : counters[kPlanZeroFillEnd] - counters[kPlanZeroFillBegin];
+  plan.max_zero_fill_tokens = static_cast<int32_t>(layout.total_q_tokens);
   plan.num_kv_heads = config.num_kv_heads;
   plan.group = config.num_q_heads / config.num_kv_heads;
   plan.head_dim = config.head_dim;
   plan.causal = config.mask == MaskMode::kCausal ? 1 : 0;
   plan.window_left = config.window_left;
+  return view;
+}
+
+AttentionMetadata HostMetadata::View() const {
+  AttentionMetadata view = MetadataFrame(shape, layout, config);
+  // The planned tokens (live, then padding): the lse row stride. Eager: exact.
+  view.total_q_tokens = cu_seqlens_q.empty() ? 0 : cu_seqlens_q[shape.max_batch_size];
+  view.cache_seqlens = cache_seqlens.data();
+  view.cu_seqlens_q = cu_seqlens_q.data();
+  view.page_table = page_table.data();
+  WorkPlanView& plan = view.plan;
+  plan.max_zero_fill_tokens =
+      counters.empty() ? 0 : counters[kPlanZeroFillEnd] - counters[kPlanZeroFillBegin];
   plan.worker_begin = worker_begin.data();
   plan.segments = segments.data();
   plan.merge_tasks = merge_tasks.data();

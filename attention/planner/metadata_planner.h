@@ -111,6 +111,12 @@ struct PlanSummary {
   PartitionCounts partition;
 };
 
+// What every view of a plan of `shape` shares, host or device: the scalars of
+// AttentionMetadata and its WorkPlanView (capacities from `layout`, heads and
+// mask from `config`; total_q_tokens = the layout's capacity). Pointers null.
+AttentionMetadata MetadataFrame(const PlanShape& shape, const PlanLayout& layout,
+                                const PlannerConfig& config);
+
 // THE planning routine. Writes the per-request arrays (live rows, then padding
 // rows up to shape.max_batch_size), the plan counters and the work partition
 // for `batch` into `spans`. FailedPrecondition when the batch does not fit the

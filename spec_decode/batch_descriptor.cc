@@ -28,6 +28,63 @@ bool IsDraftDecodeStep(ForwardMode mode, const SpecInfo& spec) {
   return IsDecode(mode) && spec.draft_step >= 0;
 }
 
+bool IsTreeDraftStep(ForwardMode mode, const SpecInfo& spec) {
+  return IsDraftDecodeStep(mode, spec) && spec.topk > 1;
+}
+
+bool IsTreeBatch(ForwardMode mode, const SpecInfo& spec) {
+  return (IsTargetVerify(mode) && !spec.tree_parents.empty()) || IsTreeDraftStep(mode, spec);
+}
+
+// A tree batch's draft keys per request and, per query token, its mask and
+// its node's depth (spec_decode/draft_tree.h). Empty for other batches.
+struct BatchTree {
+  int32_t draft_keys = 0;
+  std::vector<uint64_t> masks;  // [num_tokens]
+  std::vector<int32_t> depths;  // [num_tokens]
+};
+
+// Builds the tree of every request of a batch whose requests and spec
+// passed ValidateRequests (so the counts are consistent).
+absl::StatusOr<BatchTree> TreeOf(const BatchDescriptor& batch) {
+  BatchTree tree;
+  if (!IsTreeBatch(batch.mode, batch.spec)) return tree;
+  const SpecInfo& spec = batch.spec;
+  if (IsTargetVerify(batch.mode)) {
+    const int32_t nd = spec.num_draft_tokens;
+    tree.draft_keys = nd;
+    for (size_t i = 0; i < batch.requests.size(); ++i) {
+      const auto parents = absl::MakeConstSpan(spec.tree_parents).subspan(i * nd, nd);
+      ASSIGN_OR_RETURN(
+          std::vector<uint64_t> masks,
+          AncestorMasks(parents, spec.topk, static_cast<int64_t>(i), "spec.tree_parents"));
+      const std::vector<int32_t> depths = NodeDepths(parents);
+      tree.masks.insert(tree.masks.end(), masks.begin(), masks.end());
+      tree.depths.insert(tree.depths.end(), depths.begin(), depths.end());
+    }
+    return tree;
+  }
+  // Draft decode step s: the request's query tokens are the last topk nodes.
+  const std::vector<int32_t> parents = DraftDecodeParents(spec.topk, spec.draft_step);
+  ASSIGN_OR_RETURN(const std::vector<uint64_t> masks,
+                   AncestorMasks(parents, spec.topk, 0, "draft decode tree"));
+  const std::vector<int32_t> depths = NodeDepths(parents);
+  tree.draft_keys = static_cast<int32_t>(parents.size());
+  const size_t first_query = parents.size() - spec.topk;
+  for (size_t i = 0; i < batch.requests.size(); ++i) {
+    tree.masks.insert(tree.masks.end(), masks.begin() + first_query, masks.end());
+    tree.depths.insert(tree.depths.end(), depths.begin() + first_query, depths.end());
+  }
+  return tree;
+}
+
+// Position of query token j of request r: prefix + j, or in a tree the
+// committed length (kv_len - draft keys) + the node's depth.
+int64_t ExpectedPosition(const RequestEntry& r, int32_t j, const BatchTree& tree, size_t token) {
+  if (tree.draft_keys == 0) return int64_t{r.prefix_len} + j;
+  return int64_t{r.kv_len()} - tree.draft_keys + tree.depths[token];
+}
+
 absl::Status CheckCount(absl::string_view field, size_t entries, size_t batch_size) {
   if (entries == batch_size) return absl::OkStatus();
   return absl::InvalidArgumentError(
@@ -46,11 +103,6 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
   const std::string mode_name = ModeName(mode);
   if (spec.topk < 1) {
     return absl::InvalidArgumentError(absl::StrCat("spec.topk = ", spec.topk, " must be >= 1"));
-  }
-  if (spec.topk > 1 && (IsTargetVerify(mode) || IsDraftDecodeStep(mode, spec))) {
-    return absl::UnimplementedError(
-        absl::StrCat("spec.topk = ", spec.topk, " in ", mode_name,
-                     ": tree speculation (topk > 1) is not supported yet; use topk = 1 (chain)"));
   }
   if (spec.num_draft_tokens < 0) {
     return absl::InvalidArgumentError(
@@ -77,6 +129,39 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
     return absl::InvalidArgumentError(
         absl::StrCat("spec.draft_step = ", spec.draft_step, " must be < spec.num_draft_tokens = ",
                      spec.num_draft_tokens, " (step s writes draft token s)"));
+  }
+  if (!spec.tree_parents.empty() && !IsTargetVerify(mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.tree_parents has ", spec.tree_parents.size(), " entries but mode is ", mode_name,
+        " (only TARGET_VERIFY takes a tree; a draft decode step's tree "
+        "follows from spec.topk and spec.draft_step)"));
+  }
+  if (IsTargetVerify(mode) && spec.topk > 1 && spec.tree_parents.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.topk = ", spec.topk,
+                     " in TARGET_VERIFY needs spec.tree_parents (the parent of each of the ",
+                     spec.num_draft_tokens, " draft tokens per request)"));
+  }
+  if (IsTargetVerify(mode) && !spec.tree_parents.empty()) {
+    if (spec.num_draft_tokens > kMaxDraftTreeKeys) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.num_draft_tokens = ", spec.num_draft_tokens, " with a tree exceeds ",
+                       kMaxDraftTreeKeys, " draft tokens per request"));
+    }
+    if (static_cast<int64_t>(spec.tree_parents.size()) !=
+        static_cast<int64_t>(batch_size) * spec.num_draft_tokens) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.tree_parents has ", spec.tree_parents.size(), " entries, expected batch ",
+          batch_size, " x spec.num_draft_tokens ", spec.num_draft_tokens, " = ",
+          static_cast<int64_t>(batch_size) * spec.num_draft_tokens));
+    }
+  }
+  if (IsDraftDecodeStep(mode, spec) && spec.topk > 1 &&
+      (int64_t{spec.draft_step} + 1) * spec.topk > kMaxDraftTreeKeys) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "spec.draft_step = ", spec.draft_step, " with spec.topk = ", spec.topk, " reads (",
+        spec.draft_step, " + 1) x ", spec.topk, " = ", (int64_t{spec.draft_step} + 1) * spec.topk,
+        " draft keys per request; trees hold at most ", kMaxDraftTreeKeys));
   }
   if (!spec.accept_lengths.empty()) {
     if (!IsDraftExtend(mode, DraftExtendV2Policy::kExclude)) {
@@ -111,7 +196,7 @@ absl::Status CheckSpec(ForwardMode mode, const SpecInfo& spec, size_t batch_size
 int32_t RequiredNewTokens(ForwardMode mode, const SpecInfo& spec, size_t i) {
   switch (mode) {
     case ForwardMode::kDecode:
-      return 1;
+      return IsTreeDraftStep(mode, spec) ? spec.topk : 1;
     case ForwardMode::kTargetVerify:
     case ForwardMode::kDraftExtendV2:
       return spec.num_draft_tokens;
@@ -126,10 +211,11 @@ int32_t RequiredNewTokens(ForwardMode mode, const SpecInfo& spec, size_t i) {
 }
 
 // Why request i must have `required` new tokens, for error messages.
-std::string RequiredReason(ForwardMode mode, size_t i) {
+std::string RequiredReason(ForwardMode mode, const SpecInfo& spec, size_t i) {
   switch (mode) {
     case ForwardMode::kDecode:
-      return "DECODE writes 1 token per request";
+      return IsTreeDraftStep(mode, spec) ? "a tree draft step writes spec.topk tokens per request"
+                                         : "DECODE writes 1 token per request";
     case ForwardMode::kTargetVerify:
       return "TARGET_VERIFY verifies spec.num_draft_tokens per request";
     case ForwardMode::kDraftExtendV2:
@@ -212,7 +298,7 @@ absl::StatusOr<int64_t> ValidateRequests(const BatchDescriptor& batch, const KvP
     if (required >= 0 && r.new_tokens != required) {
       return absl::InvalidArgumentError(
           absl::StrCat("request ", i, ": requests[", i, "].new_tokens = ", r.new_tokens, " but ",
-                       RequiredReason(batch.mode, i), " = ", required));
+                       RequiredReason(batch.mode, batch.spec, i), " = ", required));
     }
     // accept_lengths[i] <= num_draft_tokens (CheckSpec): the same bound when
     // the counts come without accept_lengths.
@@ -222,6 +308,13 @@ absl::StatusOr<int64_t> ValidateRequests(const BatchDescriptor& batch, const KvP
           "request ", i, ": requests[", i, "].new_tokens = ", r.new_tokens,
           " but DRAFT_EXTEND extends at most spec.num_draft_tokens + 1 = ",
           int64_t{batch.spec.num_draft_tokens} + 1, " (accepted drafts + the bonus token)"));
+    }
+    if (IsTreeDraftStep(batch.mode, batch.spec) &&
+        r.prefix_len < int64_t{batch.spec.draft_step} * batch.spec.topk) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", i, ": requests[", i, "].prefix_len = ", r.prefix_len,
+          " is shorter than the earlier steps' drafts, spec.draft_step ", batch.spec.draft_step,
+          " x spec.topk ", batch.spec.topk, " ", PlacementHint(context, i, r)));
     }
     const int64_t kv_len = int64_t{r.prefix_len} + r.new_tokens;
     if (kv_len > pool.row_width()) {
@@ -256,7 +349,8 @@ absl::StatusOr<int64_t> ValidateRequests(const BatchDescriptor& batch, const KvP
 
 // The per-token checks, after ValidateRequests returned `num_tokens`.
 absl::Status ValidateTokens(const BatchDescriptor& batch, const KvPagePool& pool,
-                            const ConventionContext* context, int64_t num_tokens) {
+                            const ConventionContext* context, int64_t num_tokens,
+                            const BatchTree& tree) {
   if (IsIdle(batch.mode)) return absl::OkStatus();
 
   if (static_cast<int64_t>(batch.out_cache_loc.size()) != num_tokens) {
@@ -292,20 +386,26 @@ absl::Status ValidateTokens(const BatchDescriptor& batch, const KvPagePool& pool
   for (size_t i = 0; i < batch.requests.size(); ++i) {
     const RequestEntry& r = batch.requests[i];
     for (int32_t j = 0; j < r.new_tokens; ++j, ++k) {
-      if (batch.positions[k] != r.prefix_len + j) {
+      const int64_t expected = ExpectedPosition(r, j, tree, k);
+      if (batch.positions[k] != expected) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "request ", i, ": positions[", k, "] = ", batch.positions[k], " but prefix_len ",
-            r.prefix_len, " + token ", j, " = ", r.prefix_len + j));
+            "request ", i, ": positions[", k, "] = ", batch.positions[k], " but ",
+            tree.draft_keys == 0 ? absl::StrCat("prefix_len ", r.prefix_len, " + token ", j)
+                                 : absl::StrCat("committed length ", r.kv_len() - tree.draft_keys,
+                                                " + the depth of its tree node, ", tree.depths[k]),
+            " = ", expected));
       }
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status ValidateImpl(const BatchDescriptor& batch, const KvPagePool& pool,
-                          const ConventionContext* context) {
+absl::StatusOr<BatchTree> ValidateImpl(const BatchDescriptor& batch, const KvPagePool& pool,
+                                       const ConventionContext* context) {
   ASSIGN_OR_RETURN(const int64_t num_tokens, ValidateRequests(batch, pool, context));
-  return ValidateTokens(batch, pool, context, num_tokens);
+  ASSIGN_OR_RETURN(BatchTree tree, TreeOf(batch));
+  RETURN_IF_ERROR(ValidateTokens(batch, pool, context, num_tokens, tree));
+  return tree;
 }
 
 }  // namespace
@@ -322,7 +422,8 @@ absl::string_view SeqLensConventionName(SeqLensConvention convention) {
 
 bool operator==(const SpecInfo& a, const SpecInfo& b) {
   return a.num_draft_tokens == b.num_draft_tokens && a.draft_step == b.draft_step &&
-         a.topk == b.topk && a.accept_lengths == b.accept_lengths;
+         a.topk == b.topk && a.accept_lengths == b.accept_lengths &&
+         a.tree_parents == b.tree_parents;
 }
 
 bool operator==(const RequestEntry& a, const RequestEntry& b) {
@@ -342,8 +443,13 @@ int32_t BatchDescriptor::num_tokens() const {
   return static_cast<int32_t>(total);
 }
 
-ValidatedBatch::ValidatedBatch(BatchDescriptor batch, const KvPagePool& pool)
-    : batch_(std::move(batch)), row_width_(pool.row_width()), pool_rows_(pool.max_requests()) {}
+ValidatedBatch::ValidatedBatch(BatchDescriptor batch, const KvPagePool& pool,
+                               int32_t tree_draft_keys, std::vector<uint64_t> tree_masks)
+    : batch_(std::move(batch)),
+      row_width_(pool.row_width()),
+      pool_rows_(pool.max_requests()),
+      tree_draft_keys_(tree_draft_keys),
+      tree_masks_(std::move(tree_masks)) {}
 
 absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inputs,
                                                     const KvPagePool& pool) {
@@ -403,7 +509,7 @@ absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inp
     if (required >= 0 && extend[i] != required) {
       return absl::InvalidArgumentError(
           absl::StrCat("request ", i, ": extend_seq_lens[", i, "] = ", extend[i], " but ",
-                       RequiredReason(inputs.mode, i), " = ", required));
+                       RequiredReason(inputs.mode, inputs.spec, i), " = ", required));
     }
     new_tokens[i] = extend[i];
   }
@@ -438,22 +544,26 @@ absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inp
   // from them: unchecked lengths could otherwise size (and overflow) the array.
   const ConventionContext context{convention, inputs.seq_lens};
   ASSIGN_OR_RETURN(const int64_t num_tokens, ValidateRequests(batch, pool, &context));
+  ASSIGN_OR_RETURN(BatchTree tree, TreeOf(batch));
   if (inputs.positions.empty()) {
     batch.positions.reserve(static_cast<size_t>(num_tokens));
+    size_t k = 0;
     for (const RequestEntry& r : batch.requests) {
-      for (int32_t j = 0; j < r.new_tokens; ++j) batch.positions.push_back(r.prefix_len + j);
+      for (int32_t j = 0; j < r.new_tokens; ++j, ++k) {
+        batch.positions.push_back(static_cast<int32_t>(ExpectedPosition(r, j, tree, k)));
+      }
     }
   } else {
     batch.positions = inputs.positions;
   }
-  RETURN_IF_ERROR(ValidateTokens(batch, pool, &context, num_tokens));
-  return ValidatedBatch(std::move(batch), pool);
+  RETURN_IF_ERROR(ValidateTokens(batch, pool, &context, num_tokens, tree));
+  return ValidatedBatch(std::move(batch), pool, tree.draft_keys, std::move(tree.masks));
 }
 
 absl::StatusOr<ValidatedBatch> ValidateBatchDescriptor(BatchDescriptor batch,
                                                        const KvPagePool& pool) {
-  RETURN_IF_ERROR(ValidateImpl(batch, pool, /*context=*/nullptr));
-  return ValidatedBatch(std::move(batch), pool);
+  ASSIGN_OR_RETURN(BatchTree tree, ValidateImpl(batch, pool, /*context=*/nullptr));
+  return ValidatedBatch(std::move(batch), pool, tree.draft_keys, std::move(tree.masks));
 }
 
 }  // namespace paged_attention

@@ -25,7 +25,7 @@
 // |---|---|---|
 // | EXTEND, MIXED | extend_seq_lens[i] (>= 1) | includes new tokens |
 // | DECODE | 1 | includes new tokens (scheduler bumps it first) |
-// | DECODE, draft step s | 1 | committed length L only; see below |
+// | DECODE, draft step s | 1 (topk K > 1: K) | committed length L only; see below |
 // | TARGET_VERIFY | spec.num_draft_tokens | prefix only; the planner adds the draft tokens |
 // | DRAFT_EXTEND (V1) | spec.accept_lengths[i] + 1 | includes new tokens (after acceptance) |
 // | DRAFT_EXTEND_V2 | spec.num_draft_tokens | both occur in the wild (*) |
@@ -39,9 +39,15 @@
 // the committed length L and the backend adds s + 1. We do not special-case
 // it: the caller passes this step's seq_lens under the named convention, i.e.
 // seq_lens = L + s with kPrefixOnly or L + s + 1 with kIncludesNewTokens
-// (the step writes token L + s, reserved as a draft slot in the pool).
-// spec.draft_step is informational (it is carried to the planner, and only
-// allowed on DECODE batches).
+// (the step writes token L + s, reserved as a draft slot in the pool). With
+// topk = K > 1 each step writes K tokens (one per branch), so the step's
+// prefix is L + s*K and seq_lens = L + s*K or L + (s+1)*K.
+//
+// Trees (TARGET_VERIFY with spec.tree_parents, draft DECODE with topk > 1):
+// each query token sees the committed keys and its tree ancestors among the
+// request's last draft keys (spec_decode/draft_tree.h); its position is
+// committed length + depth in the tree. The validated batch carries the
+// per-token masks the planner hands to the kernel.
 //
 // Host arrays are the source of truth; device copies are derived from them by
 // the planner. Host-only; nothing here is used inside CUDA-graph capture.
@@ -56,6 +62,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "kv_cache/page_pool.h"
+#include "spec_decode/draft_tree.h"
 #include "spec_decode/forward_mode.h"
 
 namespace paged_attention {
@@ -78,8 +85,16 @@ struct SpecInfo {
   // Draft decode step index s of a DECODE batch, 0 <= s < num_draft_tokens
   // (step s writes draft token s); -1: not a draft step.
   int32_t draft_step = -1;
-  // EAGLE tree top-k. > 1 (tree verify / draft) is Unimplemented for now.
+  // EAGLE tree top-k: branches per draft step, and the most children any tree
+  // node (or the root) may have. > 1 makes a draft decode step a tree step
+  // (spec_decode/draft_tree.h: K = topk query tokens per request, each
+  // seeing its own branch) and requires tree_parents in TARGET_VERIFY.
   int32_t topk = 1;
+  // TARGET_VERIFY only: [batch, num_draft_tokens] request-major, the parent of
+  // each draft node (-1: the last committed token; else an earlier node), at
+  // most kMaxDraftTreeKeys nodes per request. Draft node k is the request's
+  // key prefix_len + k and query token k. Empty: a chain (causal verify).
+  std::vector<int32_t> tree_parents;
   // [batch] DRAFT_EXTEND only: accepted draft tokens per request, without the
   // bonus token (the request extends accept_lengths[i] + 1 tokens), each in
   // [0, num_draft_tokens]. Empty elsewhere.
@@ -151,8 +166,17 @@ class ValidatedBatch {
   int32_t row_width() const { return row_width_; }
   int32_t pool_rows() const { return pool_rows_; }
 
+  // Tree batches (TARGET_VERIFY with spec.tree_parents, draft DECODE with
+  // topk > 1): every request's last tree_draft_keys() keys are its draft keys
+  // and tree_masks()[t] says which of them query token t may see (bit k: draft
+  // key k, i.e. key kv_len - tree_draft_keys() + k). 0 and empty otherwise.
+  bool has_tree() const { return tree_draft_keys_ > 0; }
+  int32_t tree_draft_keys() const { return tree_draft_keys_; }
+  const std::vector<uint64_t>& tree_masks() const { return tree_masks_; }
+
  private:
-  ValidatedBatch(BatchDescriptor batch, const KvPagePool& pool);
+  ValidatedBatch(BatchDescriptor batch, const KvPagePool& pool, int32_t tree_draft_keys,
+                 std::vector<uint64_t> tree_masks);
   friend absl::StatusOr<ValidatedBatch> ValidateBatchDescriptor(BatchDescriptor batch,
                                                                 const KvPagePool& pool);
   friend absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inputs,
@@ -161,6 +185,8 @@ class ValidatedBatch {
   BatchDescriptor batch_;
   int32_t row_width_ = 0;
   int32_t pool_rows_ = 0;
+  int32_t tree_draft_keys_ = 0;
+  std::vector<uint64_t> tree_masks_;  // [num_tokens] for tree batches
 };
 
 // Derives prefix_len / new_tokens per request from `inputs` under its named
@@ -168,23 +194,26 @@ class ValidatedBatch {
 // InvalidArgument naming the field, the request index and the value
 // (including "seq_lens_convention must be named", a mode or convention value
 // outside its enum, and, for a wrong convention, the request whose written
-// rows are not where the convention puts them); Unimplemented for spec.topk >
-// 1 in TARGET_VERIFY or a draft decode step.
+// rows are not where the convention puts them, and a tree whose
+// tree_parents are malformed, naming the request and the node).
 absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inputs,
                                                     const KvPagePool& pool);
 
 // Checks a descriptor against the pool: the mode is a ForwardMode value; the
 // page size; per mode, the spec fields (num_draft_tokens >= 1 for
 // TARGET_VERIFY, DRAFT_EXTEND and DRAFT_EXTEND_V2; draft_step <
-// num_draft_tokens; accept_lengths[i] <= num_draft_tokens) and each request's
+// num_draft_tokens; accept_lengths[i] <= num_draft_tokens; tree_parents:
+// TARGET_VERIFY only, required there when topk > 1, batch x num_draft_tokens
+// entries forming a forest whose nodes have at most topk children; a tree
+// draft step's (draft_step + 1) x topk draft keys <= 64) and each request's
 // new_tokens (DRAFT_EXTEND: at most num_draft_tokens + 1; for TARGET_VERIFY
 // and DRAFT_EXTEND_V2 a row with another number of reserved drafts is named
 // as such); every row is an active request (not
 // the dummy row 0, no row twice); prefix_len >= 0 and new_tokens >= 1;
 // prefix_len + new_tokens within the row width and within the row's written
-// slots (Length + DraftLength); positions[k] = prefix_len + j; and
-// out_cache_loc of each request == req_to_token[row][prefix_len ..
-// prefix_len + new_tokens). InvalidArgument (Unimplemented for topk > 1).
+// slots (Length + DraftLength); positions[k] = prefix_len + j (trees:
+// committed length + the node's depth); and out_cache_loc of each request ==
+// req_to_token[row][prefix_len .. prefix_len + new_tokens). InvalidArgument.
 absl::StatusOr<ValidatedBatch> ValidateBatchDescriptor(BatchDescriptor batch,
                                                        const KvPagePool& pool);
 

@@ -322,19 +322,116 @@ TEST_F(BatchDescriptorTest, BuildFailsWhenTargetVerifyCountDiffersFromNumDraftTo
                     "TARGET_VERIFY verifies spec.num_draft_tokens per request = 4"});
 }
 
-TEST_F(BatchDescriptorTest, BuildFailsOnTreeTargetVerify) {
+// ----- Trees (topk > 1).
+
+TEST_F(BatchDescriptorTest, TreeVerifyCarriesAncestorMasksAndDepthPositions) {
+  // root -> 0, 1; 0 -> 2; 1 -> 3 (two requests, the second a chain).
+  SpecInfo spec{.num_draft_tokens = kNumDraftTokens, .topk = 2};
+  spec.tree_parents = {-1, -1, 0, 1, /*request 1:*/ -1, 0, 1, 2};
+  EngineBatchInputs inputs = Make(ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly,
+                                  {9, 5}, {kNumDraftTokens, kNumDraftTokens}, spec);
+  EXPECT_EQ(inputs.positions, (std::vector<int32_t>{9, 9, 10, 10, 5, 6, 7, 8}));
+  absl::StatusOr<ValidatedBatch> batch = BuildBatchDescriptor(inputs, pool_);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_TRUE(batch->has_tree());
+  EXPECT_EQ(batch->tree_draft_keys(), kNumDraftTokens);
+  EXPECT_EQ(batch->tree_masks(), (std::vector<uint64_t>{0b0001, 0b0010, 0b0101, 0b1010, 0b0001,
+                                                        0b0011, 0b0111, 0b1111}));
+  EXPECT_EQ(batch->requests()[0].kv_len(), 9 + kNumDraftTokens);
+  // Derived positions follow the tree too, and the descriptor revalidates.
+  inputs.positions.clear();
+  absl::StatusOr<ValidatedBatch> derived = BuildBatchDescriptor(inputs, pool_);
+  ASSERT_TRUE(derived.ok()) << derived.status();
+  EXPECT_EQ(derived->descriptor().positions, batch->descriptor().positions);
+  absl::StatusOr<ValidatedBatch> again = ValidateBatchDescriptor(batch->descriptor(), pool_);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->tree_masks(), batch->tree_masks());
+}
+
+TEST_F(BatchDescriptorTest, ChainVerifyWithoutParentsIsNotATree) {
+  EngineBatchInputs inputs = Make(ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly, {9},
+                                  {kNumDraftTokens}, SpecInfo{.num_draft_tokens = kNumDraftTokens});
+  absl::StatusOr<ValidatedBatch> batch = BuildBatchDescriptor(inputs, pool_);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_FALSE(batch->has_tree());
+  EXPECT_TRUE(batch->tree_masks().empty());
+}
+
+TEST_F(BatchDescriptorTest, TreeDraftDecodeStepWritesOneTokenPerBranch) {
+  // Step 2 of topk 3: committed 7, the earlier steps' 6 drafts, 3 new tokens.
+  const SpecInfo spec{.num_draft_tokens = kNumDraftTokens, .draft_step = 2, .topk = 3};
+  EngineBatchInputs inputs =
+      Make(ForwardMode::kDecode, SeqLensConvention::kIncludesNewTokens, {7 + 6}, {3}, spec);
+  EXPECT_EQ(inputs.seq_lens, (std::vector<int32_t>{16}));
+  EXPECT_EQ(inputs.positions, (std::vector<int32_t>{9, 9, 9}));
+  absl::StatusOr<ValidatedBatch> batch = BuildBatchDescriptor(inputs, pool_);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(batch->requests()[0], (RequestEntry{.row = 1, .prefix_len = 13, .new_tokens = 3}));
+  EXPECT_EQ(batch->tree_draft_keys(), 9);
+  EXPECT_EQ(batch->tree_masks(), (std::vector<uint64_t>{0b001001001, 0b010010010, 0b100100100}));
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnTreeVerifyWithoutParents) {
   EngineBatchInputs inputs = Make(ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly, {9},
                                   {kNumDraftTokens}, SpecInfo{.num_draft_tokens = kNumDraftTokens});
   inputs.spec.topk = 4;
-  ExpectBuildError(inputs, absl::StatusCode::kUnimplemented,
-                   {"spec.topk = 4 in TARGET_VERIFY", "topk > 1"});
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"spec.topk = 4 in TARGET_VERIFY needs spec.tree_parents"});
 }
 
-TEST_F(BatchDescriptorTest, BuildFailsOnTreeDraftDecodeStep) {
+TEST_F(BatchDescriptorTest, BuildFailsOnMalformedTreeNamingRequestAndNode) {
+  SpecInfo spec{.num_draft_tokens = kNumDraftTokens, .topk = 2};
+  spec.tree_parents = {-1, 0, 1, 2, -1, -1, 0, 0};
+  EngineBatchInputs inputs = Make(ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly,
+                                  {9, 5}, {kNumDraftTokens, kNumDraftTokens}, spec);
+  inputs.positions.clear();
+  inputs.spec.tree_parents = {-1, 0, 1, 2, -1, -1, 3, 0};  // request 1, node 2: a later parent
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"request 1: spec.tree_parents node 2 has parent 3"});
+  inputs.spec.tree_parents = {-1, 0, 1, 2, -1, -1, -1, 0};  // three children of the root
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"request 1: spec.tree_parents node 2 is child 3 of the root", "spec.topk = 2"});
+  inputs.spec.tree_parents = {-1, 0, 1};
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"spec.tree_parents has 3 entries, expected batch 2 x spec.num_draft_tokens 4"});
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnTreePositionsThatIgnoreDepth) {
+  SpecInfo spec{.num_draft_tokens = kNumDraftTokens, .topk = 2};
+  spec.tree_parents = {-1, -1, 0, 1};
+  EngineBatchInputs inputs = Make(ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly, {9},
+                                  {kNumDraftTokens}, spec);
+  inputs.positions = {9, 10, 11, 12};  // chain positions
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"request 0: positions[1] = 10 but committed length 9 + the depth of its tree "
+                    "node, 0 = 9"});
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnTreeParentsOutsideTargetVerify) {
+  EngineBatchInputs inputs = MakeExtend();
+  inputs.spec.tree_parents = {-1};
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"spec.tree_parents has 1 entries but mode is EXTEND"});
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnTreeDraftStepPastSixtyFourKeys) {
   EngineBatchInputs inputs = Make(ForwardMode::kDecode, SeqLensConvention::kPrefixOnly, {9}, {1},
-                                  SpecInfo{.draft_step = 1});
+                                  SpecInfo{.num_draft_tokens = kNumDraftTokens, .draft_step = 1});
+  inputs.spec.num_draft_tokens = 16;
+  inputs.spec.draft_step = 7;
+  inputs.spec.topk = 9;
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"spec.draft_step = 7 with spec.topk = 9", "= 72 draft keys"});
+}
+
+TEST_F(BatchDescriptorTest, BuildFailsOnTreeDraftStepWithOneTokenPerRequest) {
+  EngineBatchInputs inputs = Make(ForwardMode::kDecode, SeqLensConvention::kPrefixOnly, {9}, {1},
+                                  SpecInfo{.num_draft_tokens = kNumDraftTokens, .draft_step = 1});
   inputs.spec.topk = 2;
-  ExpectBuildError(inputs, absl::StatusCode::kUnimplemented, {"spec.topk = 2 in DECODE"});
+  inputs.extend_seq_lens = {1};
+  ExpectBuildError(inputs, absl::StatusCode::kInvalidArgument,
+                   {"request 0: extend_seq_lens[0] = 1",
+                    "a tree draft step writes spec.topk tokens per request = 2"});
 }
 
 TEST_F(BatchDescriptorTest, BuildFailsOnNonPositiveTopk) {

@@ -1,5 +1,6 @@
 #include "spec_decode/engine_batch.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -7,9 +8,17 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "attention/base/status_macros.h"
+#include "spec_decode/draft_tree.h"
 
 namespace paged_attention {
 namespace {
+
+// Draft tokens a draft decode step's prefix holds beyond the committed
+// length: draft_step per branch, topk branches.
+int64_t EarlierDraftTokens(ForwardMode mode, const SpecInfo& spec) {
+  if (!IsDecode(mode) || spec.draft_step < 0) return 0;
+  return int64_t{spec.draft_step} * std::max(spec.topk, 1);
+}
 
 // Checks request i before anything is allocated, so that a bad request is
 // refused with the pool untouched and named by the field that is wrong.
@@ -21,11 +30,11 @@ absl::Status CheckRequest(const KvPagePool& pool, ForwardMode mode, int32_t pref
                                                    "] = ", new_tokens, " must not be negative"));
   }
   const bool draft_decode = IsDecode(mode) && spec.draft_step >= 0;
-  if (draft_decode && prefix_len < spec.draft_step) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("request ", i, ": prefix_lens[", i, "] = ", prefix_len,
-                     " is shorter than spec.draft_step = ", spec.draft_step,
-                     " (a draft step's prefix includes the earlier steps' draft tokens)"));
+  if (draft_decode && prefix_len < EarlierDraftTokens(mode, spec)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request ", i, ": prefix_lens[", i, "] = ", prefix_len, " is shorter than spec.draft_step ",
+        spec.draft_step, " x spec.topk ", spec.topk,
+        " (a draft step's prefix includes the earlier steps' draft tokens)"));
   }
   if (int64_t{prefix_len} + new_tokens > pool.row_width()) {
     // Checked here, before any sum below can overflow int32.
@@ -40,8 +49,10 @@ absl::Status CheckRequest(const KvPagePool& pool, ForwardMode mode, int32_t pref
   std::string why;
   switch (mode) {
     case ForwardMode::kDecode:
-      fixed = 1;
-      why = "DECODE writes 1 token per request";
+      fixed = draft_decode ? std::max(spec.topk, 1) : 1;
+      why = fixed > 1 ? absl::StrCat("a tree draft step writes spec.topk = ", fixed,
+                                     " tokens per request")
+                      : "DECODE writes 1 token per request";
       break;
     case ForwardMode::kTargetVerify:
       fixed = spec.num_draft_tokens;
@@ -78,7 +89,7 @@ absl::Status AddRequest(KvPagePool& pool, ForwardMode mode, SeqLensConvention co
                         std::vector<int32_t>& created, EngineBatchInputs& inputs) {
   const bool draft_decode = IsDecode(mode) && spec.draft_step >= 0;
   // Tokens of earlier draft steps: reserved, not committed.
-  const int32_t earlier_draft = draft_decode ? spec.draft_step : 0;
+  const int32_t earlier_draft = static_cast<int32_t>(EarlierDraftTokens(mode, spec));
   ASSIGN_OR_RETURN(const int32_t row, pool.CreateRequest());
   created.push_back(row);
   RETURN_IF_ERROR(pool.Extend(row, prefix_len - earlier_draft));
@@ -107,10 +118,26 @@ absl::Status AddRequest(KvPagePool& pool, ForwardMode mode, SeqLensConvention co
   if (!IsDecode(mode) && !IsTargetVerify(mode)) {
     inputs.extend_seq_lens.push_back(new_tokens);
   }
+  // Positions: prefix + j, or in a tree the committed length + the node's
+  // depth (spec_decode/draft_tree.h).
+  std::vector<int32_t> depth(new_tokens);
+  int32_t committed = prefix_len;
+  if (IsTargetVerify(mode) && !spec.tree_parents.empty()) {
+    const size_t first = inputs.req_pool_indices.size() - 1;
+    if (spec.tree_parents.size() >= (first + 1) * new_tokens) {  // else the descriptor says why
+      depth = NodeDepths(
+          absl::MakeConstSpan(spec.tree_parents).subspan(first * new_tokens, new_tokens));
+    }
+  } else if (draft_decode && spec.topk > 1) {
+    committed = prefix_len - earlier_draft;
+    std::fill(depth.begin(), depth.end(), spec.draft_step);
+  } else {
+    for (int32_t j = 0; j < new_tokens; ++j) depth[j] = j;
+  }
   for (int32_t j = 0; j < new_tokens; ++j) {
     ASSIGN_OR_RETURN(const int32_t slot, pool.Slot(row, prefix_len + j));
     inputs.out_cache_loc.push_back(slot);
-    inputs.positions.push_back(prefix_len + j);
+    inputs.positions.push_back(committed + depth[j]);
   }
   return absl::OkStatus();
 }

@@ -25,20 +25,20 @@ namespace paged_attention {
 // Creates one pool request per entry of prefix_lens / new_tokens and fills in
 // the step as the engine would before the forward:
 // - the request is extended to its committed length: prefix_lens[i], or for a
-//   draft decode step s (DECODE with spec.draft_step = s >= 0) prefix_lens[i] - s;
+//   draft decode step s (DECODE with spec.draft_step = s >= 0) prefix_lens[i] -
+//   s x topk (each earlier step wrote one token per branch);
 // - this step's slots are allocated: Extend (committed) for EXTEND, MIXED,
 //   DECODE and DRAFT_EXTEND; ReserveDraft for TARGET_VERIFY, DRAFT_EXTEND_V2
-//   and draft decode (which reserves s + new_tokens[i], the earlier steps'
-//   draft slots included).
+//   and draft decode (which reserves s x topk + new_tokens[i], the earlier
+//   steps' draft slots included).
 // Returns inputs with seq_lens in `convention`, extend_seq_lens = new_tokens
 // (left empty for DECODE and TARGET_VERIFY, as upstream does), out_cache_loc
-// = req_to_token[row][prefix .. prefix + new), positions = prefix + j, and
-// `spec`. IDLE takes empty spans. The counts a mode fixes are checked here,
-// by name (DECODE 1, TARGET_VERIFY and DRAFT_EXTEND_V2
-// spec.num_draft_tokens, DRAFT_EXTEND spec.accept_lengths[i] + 1 when given):
-// the engine inputs leave DECODE's and TARGET_VERIFY's counts out, so a wrong
-// one could not be told from a wrong seq_lens convention later. The rest of
-// the spec is BuildBatchDescriptor's to check.
+// = req_to_token[row][prefix .. prefix + new), positions = prefix + j (in a
+// tree: committed length + the node's depth), and `spec`. IDLE takes empty spans. The counts a mode
+// fixes are checked here, by name (DECODE 1, a tree draft step spec.topk, TARGET_VERIFY and
+// DRAFT_EXTEND_V2 spec.num_draft_tokens, DRAFT_EXTEND spec.accept_lengths[i] + 1 when given): the
+// engine inputs leave DECODE's and TARGET_VERIFY's counts out, so a wrong one could not be told
+// from a wrong seq_lens convention later. The rest of the spec is BuildBatchDescriptor's to check.
 //
 // Errors: InvalidArgument for mismatched sizes, negative lengths, a mode or
 // convention outside its enum, or a count the mode fixes; OutOfRange for

@@ -190,8 +190,9 @@ TEST(EngineBatchTest, MakeFailsWhenDraftStepExceedsPrefix) {
       MakeEngineBatch(pool, ForwardMode::kDecode, SeqLensConvention::kPrefixOnly, {1}, {1},
                       SpecInfo{.num_draft_tokens = kNumDraftTokens, .draft_step = 2});
   ASSERT_EQ(inputs.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(inputs.status().message()),
-              HasSubstr("request 0: prefix_lens[0] = 1 is shorter than spec.draft_step = 2"));
+  EXPECT_THAT(
+      std::string(inputs.status().message()),
+      HasSubstr("request 0: prefix_lens[0] = 1 is shorter than spec.draft_step 2 x spec.topk 1"));
 }
 
 TEST(EngineBatchTest, MakeFailsWhenPoolIsExhaustedAndFreesWhatItCreated) {

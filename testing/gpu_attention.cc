@@ -203,6 +203,9 @@ absl::StatusOr<HostMetadata> DownloadMetadata(const DeviceMetadata& metadata) {
   RETURN_IF_ERROR(copy(host.worker_begin, layout.num_workers + 1, view.plan.worker_begin));
   RETURN_IF_ERROR(copy(host.segments, layout.max_segments, view.plan.segments));
   RETURN_IF_ERROR(copy(host.merge_tasks, layout.max_merge_tasks, view.plan.merge_tasks));
+  if (layout.tree_mask_words > 0) {
+    RETURN_IF_ERROR(copy(host.tree_mask, layout.tree_mask_words, view.tree_mask));
+  }
   host.cache_seqlens.resize(layout.requests);
   host.cu_seqlens_q.resize(layout.requests + 1);
   return host;

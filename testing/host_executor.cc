@@ -28,6 +28,23 @@ KeyRange VisibleKeys(int64_t j, int64_t q_len, int64_t k_len, const AttentionOpt
   return {first, std::min(diagonal, k_len - 1)};
 }
 
+// Whether the metadata's tree mask (if any) lets query token `token` of a
+// request with k_len keys see key t (attention_metadata.h).
+bool TreeMaskAllows(const AttentionMetadata& md, int64_t token, int64_t k_len, int64_t t) {
+  if (md.tree_mask == nullptr) return true;
+  const int64_t bit = t - (k_len - kTreeMaskKeys);
+  return bit < 0 || ((md.tree_mask[token] >> bit) & 1) != 0;
+}
+
+// Whether draft node `node` of a tree given by `parents` descends from (or
+// is) draft node `key`: a walk up the parent links, independent of any mask.
+bool IsAncestorOrSelf(const std::vector<int32_t>& parents, int64_t key, int64_t node) {
+  for (int64_t at = node; at >= 0; at = parents[at]) {
+    if (at == key) return true;
+  }
+  return false;
+}
+
 double Logit(double dot, const AttentionOptions& options) {
   double s = dot * options.softmax_scale;
   if (options.softcap > 0) s = options.softcap * std::tanh(s / options.softcap);
@@ -87,6 +104,10 @@ absl::StatusOr<HostAttentionResult> RunHostPagedAttention(const PagedAttentionAr
         scores.assign(keys.last - keys.first + 1, 0.0);
         double max_score = kNegInf;
         for (int64_t t = keys.first; t <= keys.last; ++t) {
+          if (!TreeMaskAllows(md, token, k_len, t)) {
+            scores[t - keys.first] = kNegInf;
+            continue;
+          }
           double dot = 0;
           const int64_t k_base = (key_slot[t] * hkv + kv_head) * d;
           const int64_t q_base = (token * hq + h) * d;
@@ -97,9 +118,11 @@ absl::StatusOr<HostAttentionResult> RunHostPagedAttention(const PagedAttentionAr
           scores[t - keys.first] = Logit(dot, args.options);
           max_score = std::max(max_score, scores[t - keys.first]);
         }
+        if (max_score == kNegInf) continue;  // the tree mask hid every key
         double sum = 0;
         std::fill(accum.begin(), accum.end(), 0.0);
         for (int64_t t = keys.first; t <= keys.last; ++t) {
+          if (scores[t - keys.first] == kNegInf) continue;
           const double p = std::exp(scores[t - keys.first] - max_score);
           sum += p;
           const int64_t v_base = (key_slot[t] * hkv + kv_head) * d;
@@ -166,6 +189,10 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
     std::vector<double> scores;
     double max_score = kNegInf;
     for (int64_t t = lo; t < hi; ++t) {
+      if (!TreeMaskAllows(md, q_begin + j, k_len, t)) {
+        scores.push_back(kNegInf);
+        continue;
+      }
       const int32_t page =
           md.page_table[request * int64_t{md.max_pages_per_request} + t / md.page_size];
       if (page < 0 || page >= args.num_pages) {
@@ -181,9 +208,10 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
       scores.push_back(Logit(dot, args.options));
       max_score = std::max(max_score, scores.back());
     }
-    if (scores.empty()) return row;
+    if (max_score == kNegInf) return row;
     double sum = 0;
     for (int64_t t = lo; t < hi; ++t) {
+      if (scores[t - lo] == kNegInf) continue;
       const double p = std::exp(scores[t - lo] - max_score);
       sum += p;
       const int32_t page =
@@ -302,9 +330,17 @@ HostAttentionResult AttendLogicalSequences(absl::Span<const LogicalRequest> requ
         std::vector<double> logits(request.k_len, kNegInf);
         for (int64_t t = 0; t < request.k_len; ++t) {
           const int64_t diagonal = j + request.k_len - request.q_len;
-          const bool visible =
+          bool visible =
               options.mask == MaskMode::kNonCausal ||
               (t <= diagonal && (options.window_left < 0 || t >= diagonal - options.window_left));
+          if (!request.draft_parents.empty()) {
+            // Query j is tree node D - q_len + j; key t is draft node t - (k_len - D).
+            const int64_t draft_keys = static_cast<int64_t>(request.draft_parents.size());
+            const int64_t draft_key = t - (request.k_len - draft_keys);
+            visible =
+                visible && (draft_key < 0 || IsAncestorOrSelf(request.draft_parents, draft_key,
+                                                              draft_keys - request.q_len + j));
+          }
           if (!visible) continue;
           double dot = 0;
           for (int64_t c = 0; c < d; ++c) {

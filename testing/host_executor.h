@@ -5,10 +5,11 @@
 // with host pointers: metadata, paged K/V pool, Q) and reads K/V only through
 // the page table, rows < cache_seqlens[i]. Tests fill every other pool slot
 // with NaN, so a planner that hands out too few or too many rows shows up as a
-// wrong or NaN result.
+// wrong or NaN result. Both apply the metadata's tree mask, if any.
 //
 // AttendLogicalSequences is the plain reference: each request's keys and
-// values as one contiguous (unpaged) sequence, no metadata at all.
+// values as one contiguous (unpaged) sequence, no metadata at all; a tree
+// request's visibility comes straight from its parent links.
 #ifndef TESTING_HOST_EXECUTOR_H_
 #define TESTING_HOST_EXECUTOR_H_
 
@@ -46,6 +47,11 @@ struct LogicalRequest {
   std::vector<double> q;  // [q_len, num_q_heads, head_dim]
   std::vector<double> k;  // [k_len, num_kv_heads, head_dim]
   std::vector<double> v;  // [k_len, num_kv_heads, head_dim]
+  // Tree speculation (spec_decode/draft_tree.h): the parents of the request's
+  // last draft_parents.size() keys, whose last q_len nodes are the queries.
+  // Each query sees the earlier keys and its ancestors among the drafts (on
+  // top of the causal mask). Empty: no tree.
+  std::vector<int32_t> draft_parents;
 };
 
 // Plain reference; the result is laid out like RunHostPagedAttention's with the

@@ -319,6 +319,12 @@ std::vector<double> LowPrecisionReference(const PagedAttentionArgs& args) {
       for (int64_t c = 0; c < d; ++c) q_row[c] = read(args.q, (token * hq + h) * d + c);
       float max_score = -std::numeric_limits<float>::infinity();
       for (int64_t t = first; t <= last; ++t) {
+        const int64_t tree_bit = t - (k_len - kTreeMaskKeys);
+        if (md.tree_mask != nullptr && tree_bit >= 0 &&
+            ((md.tree_mask[token] >> tree_bit) & 1) == 0) {
+          scores[t - first] = -std::numeric_limits<float>::infinity();
+          continue;
+        }
         const int64_t k_base = (slot_of[t] * hkv + kv_head) * d;
         float dot = 0.0f;
         for (int64_t c = 0; c < d; ++c) dot += q_row[c] * read(args.k_cache, k_base + c);
@@ -363,7 +369,18 @@ absl::StatusOr<HostAttentionResult> ParallelHostReference(const PagedAttentionAr
     const int32_t keys = args.options.mask == MaskMode::kCausal ? k_len - (q_len - 1 - j) : k_len;
     if (keys <= 0) return;  // nothing visible: zeros, lse -inf
     const int32_t cu_q[2] = {0, 1};
+    // The token's tree mask word, re-based to the shorter key range: keys the
+    // cut moves into the word's range were before it (visible).
+    const int32_t cut = k_len - keys;
+    uint64_t tree_word = ~uint64_t{0};
+    if (md.tree_mask != nullptr) {
+      const uint64_t word = md.tree_mask[q_begin + j];
+      tree_word = cut >= kTreeMaskKeys ? ~uint64_t{0}
+                  : cut == 0           ? word
+                                       : (word << cut) | ((uint64_t{1} << cut) - 1);
+    }
     PagedAttentionArgs one = args;
+    if (md.tree_mask != nullptr) one.metadata.tree_mask = &tree_word;
     one.q =
         static_cast<const char*>(args.q) + (int64_t{q_begin} + j) * hq * d * DTypeSize(args.dtype);
     one.metadata.batch_size = 1;

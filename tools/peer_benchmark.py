@@ -302,7 +302,10 @@ def main():
         kv_bytes, total_bytes = kv_and_total_bytes(hq, hkv, hd, requests)
         flops = flops_of(hq, hd, requests)
         best = None
-        if case not in ("PageSweep",) and shape_args.get("l2") != "warm":
+        # Trees have no peer here (PyTorch's SDPA has no tree mask): they are
+        # compared with our chain of the same shape below.
+        if (case not in ("PageSweep", "TreeVerify", "TreeDraftDecode")
+                and shape_args.get("l2") != "warm"):
             key = (hq, hkv, hd, tuple(requests))
             if key not in peer_cache:
                 with_flex = not args.flex_filter or re.search(args.flex_filter, name) is not None
@@ -347,12 +350,26 @@ def main():
             if uniform:
                 ratio = r["us"] / uniform[0]["us"]
                 relations.append((f"skewed/uniform q={q}", ratio, "<=", 1.10, ratio <= 1.10))
-        if "/page:1" in r["name"] and r["name"].endswith("/page:1"):
-            other = r["name"][:-len("page:1")] + "page:64"
+        # (run names end in Google Benchmark's "/iterations:1/repeats:3/manual_time")
+        base, _, suffix = r["name"].partition("/iterations:")
+        if base.endswith("/page:1"):
+            other = base[:-len("page:1")] + "page:64" + (f"/iterations:{suffix}" if suffix else "")
             if other in medians:
                 ratio = medians[other]["us"] / r["us"]  # page-1 speed over page-64 speed
                 relations.append((r["name"].split("/", 1)[1] + " page1/page64 speed", ratio,
                                   ">=", 0.80, ratio >= 0.80))
+
+        # Tree verify vs the chain verify of the same nd (issue 13: <= 1.15x);
+        # a tree draft decode step vs the chain draft extend of q = topk.
+        for tree_case, chain_case in (("TreeVerify", "Verify"), ("TreeDraftDecode", "DraftExtend")):
+            prefix = f"BM_PagedAttention{tree_case}/"
+            if r["name"].startswith(prefix) and "/tree:" in r["name"]:
+                chain = "/".join([f"BM_PagedAttention{chain_case}"] +
+                                 [p for p in r["name"].split("/")[1:] if not p.startswith("tree:")])
+                if chain in medians:
+                    ratio = r["us"] / medians[chain]["us"]
+                    relations.append((r["name"][len("BM_PagedAttention"):] + " tree/chain time",
+                                      ratio, "<=", 1.15, ratio <= 1.15))
 
     context["peer_seconds"] = f"{time.time() - started:.0f}"
     with open(args.out, "w") as f:

@@ -200,6 +200,14 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
         absl::StrCat("window_left ", options.window_left, " must be >= 0, or -1 for none"));
   }
   RETURN_IF_ERROR(CheckPlanCoversMask(plan, options));
+  if (md.tree_mask != nullptr && (options.mask != MaskMode::kCausal || options.window_left >= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metadata.tree_mask is set (a tree batch) but the call is ",
+                     options.mask != MaskMode::kCausal
+                         ? "non-causal"
+                         : absl::StrCat("windowed (window_left ", options.window_left, ")"),
+                     ": tree masks apply on top of the plain causal mask only"));
+  }
   if (int64_t{md.total_q_tokens} * args.num_q_heads * args.head_dim >
       std::numeric_limits<int32_t>::max()) {
     return absl::InvalidArgumentError(
@@ -219,6 +227,7 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
   RETURN_IF_ERROR(CheckPointer(md.cache_seqlens, "metadata.cache_seqlens", true));
   RETURN_IF_ERROR(CheckPointer(md.cu_seqlens_q, "metadata.cu_seqlens_q", true));
   RETURN_IF_ERROR(CheckPointer(md.page_table, "metadata.page_table", true));
+  RETURN_IF_ERROR(CheckPointer(md.tree_mask, "metadata.tree_mask", false));
   RETURN_IF_ERROR(CheckPointer(plan.worker_begin, "metadata.plan.worker_begin", true));
   RETURN_IF_ERROR(CheckPointer(plan.segments, "metadata.plan.segments", true));
   RETURN_IF_ERROR(CheckPointer(plan.counters, "metadata.plan.counters", true));
@@ -262,6 +271,7 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   params.cache_seqlens = md.cache_seqlens;
   params.cu_seqlens_q = md.cu_seqlens_q;
   params.page_table = md.page_table;
+  params.tree_mask = md.tree_mask;
   params.plan = plan;
   params.total_q_tokens = md.total_q_tokens;
   params.num_q_heads = args.num_q_heads;

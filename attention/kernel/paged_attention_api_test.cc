@@ -129,6 +129,27 @@ TEST(PagedAttentionCanImplementTest, RejectsAPlanNarrowerThanTheMask) {
   EXPECT_TRUE(CanImplement(args).ok()) << CanImplement(args);
 }
 
+// Tree masks refine the plain causal mask; a window or a non-causal call has
+// no tree meaning here.
+TEST(PagedAttentionCanImplementTest, RejectsTreeMasksWithAWindowOrWithoutCausal) {
+  alignas(16) static const uint64_t words[4] = {~0ull, ~0ull, ~0ull, ~0ull};
+  PagedAttentionArgs args = ValidArgs();
+  args.metadata.tree_mask = words;
+  EXPECT_TRUE(CanImplement(args).ok()) << CanImplement(args);
+  args.metadata.plan.window_left = 100;
+  args.options.window_left = 100;
+  ExpectError(args, absl::StatusCode::kInvalidArgument,
+              "metadata.tree_mask is set (a tree batch) but the call is windowed (window_left 100)");
+  args = ValidArgs();
+  args.metadata.tree_mask = words;
+  args.metadata.plan.causal = 0;
+  args.options.mask = MaskMode::kNonCausal;
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "but the call is non-causal");
+  args = ValidArgs();
+  args.metadata.tree_mask = words + 1;
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "tree_mask must be 16-byte aligned");
+}
+
 TEST(PagedAttentionCanImplementTest, RejectsNegativePlanCapacities) {
   PagedAttentionArgs args = ValidArgs();
   args.metadata.plan.max_partials = -1;

@@ -5,7 +5,9 @@
 // 256 MiB buffer (a write would leave 60 MB of dirty lines for the timed call
 // to write back; tools/peer_benchmark.py flushes the same way).
 //
-// Names: BM_PagedAttention<Case>/heads:Hq_Hkv/hd:D/batch:B/q:Q/kv:L/page:P[/l2:warm]
+// Names: BM_PagedAttention<Case>/heads:Hq_Hkv/hd:D/batch:B/q:Q/kv:L/page:P[/tree:T][/l2:warm]
+// (TreeVerify / TreeDraftDecode cases: tree:<shape>_topk<K> or tree:step<S>_topk<K>; compare
+// them with the Verify / DraftExtend case of the same other arguments)
 // Counters:
 //   kv_bytes  K and V bytes read once per (request, KV head)
 //   bytes     kv_bytes + Q, out and lse (what one call must move)
@@ -26,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "attention/base/cuda_status.h"
 #include "attention/base/device_buffer.h"
@@ -35,8 +38,10 @@
 #include "attention/planner/metadata_planner.h"
 #include "attention/planner/work_partition.h"
 #include "benchmark/benchmark.h"
+#include "spec_decode/draft_tree.h"
 #include "testing/benchmark_main.h"
 #include "testing/gpu_attention.h"
+#include "testing/random_batch.h"
 #include "testing/random_fill.h"
 
 namespace paged_attention {
@@ -49,14 +54,17 @@ struct Case {
   std::string family;
   int32_t num_q_heads = 32, num_kv_heads = 8, head_dim = 128, page_size = 16;
   std::vector<int32_t> q_lens, k_lens;
+  // Tree cases: the kernel's mask word of every query token
+  // (AttentionMetadata::tree_mask); empty for chains.
+  std::vector<uint64_t> tree_words;
   bool warm_l2 = false;
   std::string name;
 };
 
 // Everything one case needs on the device, with its plan captured in a graph.
 struct Setup {
-  DeviceBuffer k, v, q, out, lse, cache_seqlens, cu_seqlens_q, page_table, worker_begin, segments,
-      merge_tasks, counters, workspace, flush;
+  DeviceBuffer k, v, q, out, lse, cache_seqlens, cu_seqlens_q, page_table, tree_mask, worker_begin,
+      segments, merge_tasks, counters, workspace, flush;
   std::unique_ptr<CapturedAttention> graph;
   PartitionCounts counts;
   cudaStream_t stream = nullptr;
@@ -156,6 +164,10 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   md.cache_seqlens = setup.cache_seqlens.as<int32_t>();
   md.cu_seqlens_q = setup.cu_seqlens_q.as<int32_t>();
   md.page_table = setup.page_table.as<int32_t>();
+  if (!c.tree_words.empty()) {
+    RETURN_IF_ERROR(Upload(setup.tree_mask, c.tree_words, "tree_mask"));
+    md.tree_mask = setup.tree_mask.as<uint64_t>();
+  }
   WorkPlanView& plan = md.plan;
   // As DeviceMetadata::metadata_for launches a plan: CTAs for the workers it uses.
   plan.num_workers = setup.counts.worker_span;
@@ -250,6 +262,28 @@ Case Uniform(const std::string& family, int32_t hq, int32_t hkv, int32_t batch, 
   return c;
 }
 
+// Uniform(...) whose requests verify a `shape` tree of q nodes (q <= 64) with
+// `topk` children per node, or for draft decode (draft_step >= 0) step
+// draft_step of topk branches (q = topk).
+Case Tree(const std::string& family, int32_t batch, int32_t q, int32_t kv, TreeShape shape,
+          int32_t topk, int32_t draft_step = -1) {
+  Case c = Uniform(family, 32, 8, batch, q, kv);
+  std::mt19937_64 rng(11);
+  std::vector<int32_t> parents =
+      draft_step >= 0 ? DraftDecodeParents(topk, draft_step) : TreeParents(shape, q, topk, rng);
+  const std::vector<uint64_t> masks = AncestorMasks(parents, topk, 0, "benchmark tree").value();
+  const int32_t draft_keys = static_cast<int32_t>(parents.size());
+  for (int32_t i = 0; i < batch; ++i) {
+    for (size_t node = parents.size() - q; node < parents.size(); ++node) {
+      c.tree_words.push_back(TreeMaskWord(masks[node], draft_keys));
+    }
+  }
+  c.name += draft_step >= 0 ? absl::StrCat("/tree:step", draft_step, "_topk", topk)
+                            : absl::StrCat("/tree:", absl::AsciiStrToLower(TreeShapeName(shape)),
+                                           "_topk", topk);
+  return c;
+}
+
 Case Warm(Case c) {
   c.warm_l2 = true;
   c.name += "/l2:warm";
@@ -291,6 +325,18 @@ std::vector<Case> AllCases() {
                                "/kv:131072+63x1024/page:16");
     add(skewed);
     add(Uniform("Uniform", 32, 8, 64, q, (131072 + 63 * 1024) / 64));
+  }
+  // Tree verify beside the chain verify of the same q = nd (bar: <= 1.15x the
+  // chain's time), and tree draft decode steps beside chain draft extends of
+  // q = topk.
+  for (auto [batch, kv] : {std::pair{1, 32768}, std::pair{16, 8192}, std::pair{64, 4096}}) {
+    for (int32_t nd : {8, 16, 64}) {
+      if (nd != 8) add(Uniform("Verify", 32, 8, batch, nd, kv));  // q 8 is above
+      add(Tree("TreeVerify", batch, nd, kv, TreeShape::kBalanced, 4));
+      add(Tree("TreeVerify", batch, nd, kv, TreeShape::kRandom, 8));
+    }
+    add(Tree("TreeDraftDecode", batch, 4, kv, TreeShape::kChain, 4, /*draft_step=*/3));
+    add(Uniform("DraftExtend", 32, 8, batch, 4, kv));
   }
   // Page size 1 / 16 / 64 on the same shapes.
   for (int32_t page : {1, 64}) {

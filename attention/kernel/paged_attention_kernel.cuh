@@ -262,6 +262,11 @@ struct UnitView {
   int row_diag[2];  // this thread's rows' last visible key (causal)
   int min_diag;     // over the unit's rows
   int max_diag;
+  // Tree masks (AttentionMetadata::tree_mask): the first key a mask word
+  // covers, and the query token of a row whose last visible key is `diag`:
+  // diag + diag_to_token.
+  int tree_base;
+  int diag_to_token;
 };
 
 // S = Q K^T for one warp's 16 rows (row block `row_block` of the unit) with
@@ -341,7 +346,17 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   // Logits in log2 units, then the mask (only on tiles that need one).
   const bool causal = p.causal != 0;
   const int window = causal ? p.window_left : -1;
-  const bool needs_mask = key0 < unit.key_begin || key0 + kKeys > unit.key_end ||
+  // Tree masks touch only the last kTreeMaskKeys keys; their words are read
+  // here, on the few tiles that need them, to keep them out of the registers
+  // of the main loop.
+  const bool tree_tile = p.tree_mask != nullptr && key0 + kKeys > unit.tree_base;
+  uint64_t tree_bits[2] = {~0ull, ~0ull};
+  if (tree_tile) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      tree_bits[i] = __ldg(p.tree_mask + unit.row_diag[i] + unit.diag_to_token);
+  }
+  const bool needs_mask = key0 < unit.key_begin || key0 + kKeys > unit.key_end || tree_tile ||
                           (causal && (key0 + kKeys - 1 > unit.min_diag ||
                                       (window >= 0 && key0 < unit.max_diag - window)));
 #pragma unroll
@@ -357,8 +372,10 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
       if (needs_mask) {
         const int key = key0 + n * 8 + (lane % 4) * 2 + (e % 2);
         const int diag = unit.row_diag[e / 2];
+        const bool in_tree = key >= unit.tree_base;
         const bool visible = key >= unit.key_begin && key < unit.key_end &&
-                             (!causal || (key <= diag && (window < 0 || key >= diag - window)));
+                             (!causal || (key <= diag && (window < 0 || key >= diag - window))) &&
+                             (!in_tree || ((tree_bits[e / 2] >> (key - unit.tree_base)) & 1) != 0);
         if (!visible) x = -INFINITY;
       }
       s[n][e] = x;
@@ -518,6 +535,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       const int row = min(row_block * 16 + lane / 4 + 8 * i, unit.rows - 1);
       unit.row_diag[i] = (unit.unit_row0 + row) / p.group + diagonal_offset;
     }
+    unit.tree_base = k_len - kTreeMaskKeys;
+    unit.diag_to_token = unit.q_begin - diagonal_offset;
     unit.min_diag = unit.unit_row0 / p.group + diagonal_offset;
     unit.max_diag = (unit.unit_row0 + unit.rows - 1) / p.group + diagonal_offset;
 

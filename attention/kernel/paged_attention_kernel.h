@@ -31,6 +31,7 @@ struct PagedAttentionParams {
   const int32_t* cache_seqlens = nullptr;  // [batch_size]
   const int32_t* cu_seqlens_q = nullptr;   // [batch_size + 1]
   const int32_t* page_table = nullptr;     // [batch_size, max_pages_per_request]
+  const uint64_t* tree_mask = nullptr;     // [total_q_tokens] or null (attention_metadata.h)
   WorkPlanView plan;
 
   int32_t total_q_tokens = 0;  // row stride of lse

@@ -6,6 +6,7 @@
 // abs error against the float64 reference <= 2x that of the same computation
 // in PyTorch-style low-precision math, + 1e-5. Eager and replay agree bit for
 // bit.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -84,7 +85,9 @@ void CheckScenario(const Scenario& scenario, int32_t num_q_heads, int32_t num_kv
     }
   }
 
-  const PlanShape capture = CaptureShape(pool, kGraphCapacity, max_q_len);
+  const PlanShape capture =
+      CaptureShape(pool, kGraphCapacity, max_q_len,
+                   batch.has_tree() ? TreeMasks::kPerQueryToken : TreeMasks::kNone);
   absl::StatusOr<AttentionOutputs> replay =
       RunKernelGraphReplay(data, pool, batch, capture, config, options);
   ASSERT_TRUE(replay.ok()) << replay.status();
@@ -219,6 +222,138 @@ TEST_F(KernelLongContextGpuTest, ASequenceOfBatchesOnOneCapturedGraphEqualsEager
           LogicalRequestsOf(pool, scenario.batch, data), kHeads, kKvHeads, kHeadDim, options);
       EXPECT_LE(MaxAbsDiff(replayed.out, reference.out), 3e-2) << "step " << step;
     }
+  }
+}
+
+// ----- Tree speculation (topk > 1): the reference reads visibility straight
+// from each tree's parent links.
+
+class TreeVerifyGpuTest : public GpuTestWithParam<std::tuple<int32_t /*page*/, int32_t /*nd*/>> {};
+
+TEST_P(TreeVerifyGpuTest, MixedTreesMatchFloat64ReferenceEagerAndReplay) {
+  const auto& [page_size, nd] = GetParam();
+  std::mt19937_64 rng(TestSeed() + page_size * 100 + nd);
+  int32_t rotation = page_size + nd;
+  for (int32_t head_dim : {64, 128, 256}) {
+    for (int32_t topk : {2, 4, 8}) {
+      ++rotation;
+      const DType dtype = rotation % 2 ? DType::kBFloat16 : DType::kFloat16;
+      const int32_t gqa = rotation % 3 == 0 ? 1 : rotation % 3 == 1 ? 4 : 8;
+      SCOPED_TRACE(::testing::Message() << "head_dim " << head_dim << " " << DTypeName(dtype)
+                                        << " gqa " << gqa << " topk " << topk);
+      // Every shape in one batch, in a rotating order.
+      std::vector<TreeShape> shapes(std::begin(kAllTreeShapes), std::end(kAllTreeShapes));
+      std::rotate(shapes.begin(), shapes.begin() + rotation % shapes.size(), shapes.end());
+      ScenarioSpec spec = TreeVerifySpec(shapes, nd, topk, page_size, 300, rng);
+      spec.max_requests = kGraphCapacity + 2;
+      const Scenario scenario = BuildScenario(spec).value();
+      ASSERT_TRUE(scenario.batch.has_tree());
+      CheckScenario(scenario, 2 * gqa, 2, head_dim, dtype, nd, rng(), DefaultOptions(head_dim));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(PagesAndDrafts, TreeVerifyGpuTest,
+                         ::testing::Combine(::testing::Values(1, 16, 64),
+                                            ::testing::Values(4, 16, 64)),
+                         [](const auto& info) {
+                           return "P" + std::to_string(std::get<0>(info.param)) + "_nd" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+class TreeGpuTest : public GpuTest {};
+
+TEST_F(TreeGpuTest, DraftDecodeStepsMatchFloat64ReferenceEagerAndReplay) {
+  std::mt19937_64 rng(TestSeed());
+  for (int32_t page_size : {1, 16, 64}) {
+    for (int32_t topk : {2, 4, 8}) {
+      for (int32_t step : {0, 2}) {
+        const int32_t head_dim = (topk + step) % 3 == 0 ? 64 : (topk + step) % 3 == 1 ? 128 : 256;
+        const DType dtype = (page_size + step) % 2 ? DType::kBFloat16 : DType::kFloat16;
+        SCOPED_TRACE(::testing::Message() << "page " << page_size << " topk " << topk << " step "
+                                          << step << " head_dim " << head_dim);
+        ScenarioSpec spec = TreeDraftDecodeSpec(4, topk, step, page_size, 400, rng);
+        spec.max_requests = kGraphCapacity + 2;
+        const Scenario scenario = BuildScenario(spec).value();
+        CheckScenario(scenario, 16, 2, head_dim, dtype, topk, rng(), DefaultOptions(head_dim));
+      }
+    }
+  }
+}
+
+// A chain given as a tree takes the mask path in the kernel; it must give the
+// chain (topk = 1, plain causal) verify's output bit for bit.
+TEST_F(TreeGpuTest, ChainTreeEqualsChainVerifyBitForBit) {
+  for (int32_t nd : {3, 16, 64}) {
+    for (int32_t head_dim : {64, 128, 256}) {
+      SCOPED_TRACE(::testing::Message() << "nd " << nd << " head_dim " << head_dim);
+      std::mt19937_64 rng(TestSeed() + nd + head_dim);
+      ScenarioSpec tree = TreeVerifySpec({TreeShape::kChain, TreeShape::kChain, TreeShape::kChain},
+                                         nd, 2, 16, 3000, rng);
+      ScenarioSpec chain = tree;
+      chain.spec.topk = 1;
+      chain.spec.tree_parents.clear();
+      const Scenario tree_scenario = BuildScenario(tree).value();
+      const Scenario chain_scenario = BuildScenario(chain).value();
+      ASSERT_TRUE(tree_scenario.batch.has_tree());
+      ASSERT_FALSE(chain_scenario.batch.has_tree());
+      const DType dtype = DType::kBFloat16;
+      const AttentionOptions options = DefaultOptions(head_dim);
+      const PlannerConfig config = MustConfig(dtype, 32, 8, head_dim, options);
+      const AttentionData data =
+          MakeAttentionData(*tree_scenario.pool, tree_scenario.batch, 32, 8, head_dim, dtype, rng())
+              .value();
+      const AttentionOutputs a =
+          RunKernelEager(data, *tree_scenario.pool, tree_scenario.batch, config, options).value();
+      const AttentionOutputs b =
+          RunKernelEager(data, *chain_scenario.pool, chain_scenario.batch, config, options).value();
+      EXPECT_EQ(FirstDifference(a.out, b.out, a.out.size()), "");
+      EXPECT_EQ(FirstDifference(a.lse, b.lse, a.lse.size()), "");
+    }
+  }
+}
+
+// One graph captured for trees replays a sequence of changing trees (and
+// chain batches, whose words are all set), each bit for bit equal to an
+// eager launch and close to the parent-link reference.
+TEST_F(TreeGpuTest, ASequenceOfChangingTreesOnOneCapturedGraphEqualsEager) {
+  std::mt19937_64 rng(TestSeed());
+  constexpr int32_t kDrafts = 8, kHeads = 16, kKvHeads = 2, kHeadDim = 128;
+  const DType dtype = DType::kFloat16;
+  const AttentionOptions options = DefaultOptions(kHeadDim);
+  const PlannerConfig config = MustConfig(dtype, kHeads, kKvHeads, kHeadDim, options);
+  std::unique_ptr<GpuAttentionRunner> graph, eager;
+  for (int step = 0; step < 16; ++step) {
+    std::vector<TreeShape> shapes;
+    const int32_t batch_size = 1 + static_cast<int32_t>(rng() % kGraphCapacity);
+    for (int32_t i = 0; i < batch_size; ++i) shapes.push_back(kAllTreeShapes[rng() % 4]);
+    ScenarioSpec spec = TreeVerifySpec(shapes, kDrafts, 2 + static_cast<int32_t>(rng() % 3), 16,
+                                       step % 3 == 0 ? 20 : 2000, rng);
+    if (step % 5 == 4) {  // a chain batch on the same graph
+      spec.spec.topk = 1;
+      spec.spec.tree_parents.clear();
+    }
+    spec.max_context_len = 8192;
+    spec.num_pages = 8192;
+    spec.max_requests = kGraphCapacity + 2;
+    spec.draft_headroom = kDrafts;
+    const Scenario scenario = BuildScenario(spec).value();
+    const KvPagePool& pool = *scenario.pool;
+    if (graph == nullptr) {
+      const PlanShape shape =
+          CaptureShape(pool, kGraphCapacity, kDrafts, TreeMasks::kPerQueryToken);
+      graph = GpuAttentionRunner::Create(pool, shape, config, dtype, LaunchKind::kGraph).value();
+      eager = GpuAttentionRunner::Create(pool, shape, config, dtype, LaunchKind::kEager).value();
+    }
+    const AttentionData data =
+        MakeAttentionData(pool, scenario.batch, kHeads, kKvHeads, kHeadDim, dtype, rng()).value();
+    const AttentionOutputs replayed = graph->Run(data, pool, scenario.batch, options).value();
+    const AttentionOutputs launched = eager->Run(data, pool, scenario.batch, options).value();
+    const int64_t live = int64_t{scenario.batch.descriptor().num_tokens()} * kHeads * kHeadDim;
+    ASSERT_EQ(FirstDifference(replayed.out, launched.out, live), "") << "step " << step;
+    const HostAttentionResult reference = AttendLogicalSequences(
+        LogicalRequestsOf(pool, scenario.batch, data), kHeads, kKvHeads, kHeadDim, options);
+    EXPECT_LE(MaxAbsDiff(replayed.out, reference.out), 3e-2) << "step " << step;
   }
 }
 

@@ -47,6 +47,14 @@ struct AttentionMetadata {
   // ceil(cache_seqlens[i] / page_size) entries of a row are meaningful.
   const int32_t* page_table = nullptr;
 
+  // [total_q_tokens] or null (no tree). Tree speculation (spec_decode/
+  // draft_tree.h): bit b of query token t's word says whether t may see key
+  // k_len - kTreeMaskKeys + b of its request (k_len = cache_seqlens[i]); keys
+  // before that are unaffected. Applied on top of the causal mask, which every
+  // tree row's keys already satisfy (a node's ancestors precede it). A chain
+  // (or a token of a non-tree batch) has every bit set: exactly causal.
+  const uint64_t* tree_mask = nullptr;
+
   // Who computes what (work_plan.h).
   WorkPlanView plan;
 };

@@ -13,6 +13,7 @@ namespace {
 
 constexpr int64_t kSegmentWords = sizeof(WorkSegment) / sizeof(int32_t);
 constexpr int64_t kMergeTaskWords = sizeof(MergeTask) / sizeof(int32_t);
+constexpr int64_t kTreeMaskWordWords = sizeof(uint64_t) / sizeof(int32_t);
 static_assert(sizeof(WorkSegment) % 16 == 0 && sizeof(MergeTask) % 16 == 0,
               "plan structs keep the block's 16-byte alignment");
 
@@ -51,6 +52,8 @@ absl::StatusOr<std::unique_ptr<DeviceMetadata>> DeviceMetadata::Create(
   block.cu_seqlens_q = place(layout.requests + 1);
   block.rows = place(layout.requests);
   block.merge_tasks = place(layout.max_merge_tasks * kMergeTaskWords);
+  block.tree_mask = place(layout.tree_mask_words * kTreeMaskWordWords);
+  // Last: an upload copies the block only up to its used segments.
   block.segments = place(layout.max_segments * kSegmentWords);
   block.total = offset;
   const size_t block_bytes = static_cast<size_t>(block.total) * sizeof(int32_t);
@@ -83,6 +86,9 @@ absl::StatusOr<std::unique_ptr<DeviceMetadata>> DeviceMetadata::Create(
   view.cache_seqlens = words + block.cache_seqlens;
   view.cu_seqlens_q = words + block.cu_seqlens_q;
   view.page_table = metadata->device_page_table_.as<int32_t>();
+  if (layout.tree_mask_words > 0) {
+    view.tree_mask = reinterpret_cast<const uint64_t*>(words + block.tree_mask);
+  }
   WorkPlanView& plan = view.plan;
   plan.worker_begin = words + block.worker_begin;
   plan.segments = reinterpret_cast<const WorkSegment*>(words + block.segments);
@@ -125,6 +131,8 @@ PlanSpans DeviceMetadata::SpansInto(int32_t* words) const {
       absl::MakeSpan(reinterpret_cast<WorkSegment*>(words + block_.segments), layout_.max_segments);
   spans.merge_tasks = absl::MakeSpan(reinterpret_cast<MergeTask*>(words + block_.merge_tasks),
                                      layout_.max_merge_tasks);
+  spans.tree_mask = absl::MakeSpan(reinterpret_cast<uint64_t*>(words + block_.tree_mask),
+                                   layout_.tree_mask_words);
   return spans;
 }
 

@@ -85,7 +85,7 @@ class DeviceMetadata {
   // Offsets (int32 words) of the arrays in the plan block, each 16-byte aligned.
   struct BlockLayout {
     int64_t counters = 0, worker_begin = 0, cache_seqlens = 0, cu_seqlens_q = 0, rows = 0,
-            merge_tasks = 0, segments = 0, total = 0;
+            merge_tasks = 0, tree_mask = 0, segments = 0, total = 0;
   };
 
   DeviceMetadata() = default;

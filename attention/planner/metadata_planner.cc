@@ -7,11 +7,26 @@
 #include "absl/strings/str_cat.h"
 #include "attention/base/ceil_div.h"
 #include "attention/base/status_macros.h"
+#include "spec_decode/draft_tree.h"
 
 namespace paged_attention {
 namespace {
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+// The kernel's tree mask words (AttentionMetadata::tree_mask) of every
+// planned token: a tree token's draft-key mask moved to the top of the last
+// kTreeMaskKeys keys, with the committed keys below it visible; every bit set
+// for the tokens of other batches and of padding rows.
+void WriteTreeMask(const ValidatedBatch& batch, const PlanLayout& layout,
+                   absl::Span<uint64_t> words) {
+  std::fill(words.begin(), words.begin() + layout.tree_mask_words, ~uint64_t{0});
+  if (!batch.has_tree()) return;
+  const std::vector<uint64_t>& masks = batch.tree_masks();
+  for (size_t t = 0; t < masks.size(); ++t) {
+    words[t] = TreeMaskWord(masks[t], batch.tree_draft_keys());
+  }
+}
 
 absl::Status CheckSpan(const char* name, size_t size, int64_t needed) {
   if (static_cast<int64_t>(size) >= needed) return absl::OkStatus();
@@ -65,6 +80,7 @@ PlanShape ExactShape(const ValidatedBatch& batch) {
   shape.max_batch_size = batch.batch_size();
   shape.page_size = batch.page_size();
   shape.max_kv_len = 1;
+  shape.tree_masks = batch.has_tree() ? TreeMasks::kPerQueryToken : TreeMasks::kNone;
   for (const RequestEntry& request : batch.requests()) {
     shape.max_q_len = std::max(shape.max_q_len, request.new_tokens);
     shape.max_kv_len = std::max(shape.max_kv_len, request.kv_len());
@@ -72,8 +88,10 @@ PlanShape ExactShape(const ValidatedBatch& batch) {
   return shape;
 }
 
-PlanShape CaptureShape(const KvPagePool& pool, int32_t max_batch_size, int32_t max_q_len) {
+PlanShape CaptureShape(const KvPagePool& pool, int32_t max_batch_size, int32_t max_q_len,
+                       TreeMasks tree_masks) {
   PlanShape shape;
+  shape.tree_masks = tree_masks;
   shape.max_batch_size = max_batch_size;
   shape.max_q_len = max_q_len;
   shape.max_kv_len = pool.row_width();
@@ -92,6 +110,10 @@ absl::StatusOr<PlanLayout> LayoutFor(const PlanShape& shape, const PlannerConfig
   RETURN_IF_ERROR(field("max_q_len", shape.max_q_len, 0));
   RETURN_IF_ERROR(field("max_kv_len", shape.max_kv_len, 1));
   RETURN_IF_ERROR(field("page_size", shape.page_size, 1));
+  if (shape.tree_masks != TreeMasks::kNone && shape.tree_masks != TreeMasks::kPerQueryToken) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PlanShape.tree_masks = ", static_cast<int32_t>(shape.tree_masks), " is not a TreeMasks"));
+  }
   const PartitionConfig partition = PartitionConfigFor(config);
   PlanLayout layout;
   layout.requests = shape.max_batch_size;
@@ -103,6 +125,8 @@ absl::StatusOr<PlanLayout> LayoutFor(const PlanShape& shape, const PlannerConfig
   layout.max_segments = MaxSegments(partition, units);
   layout.max_merge_tasks = MaxMergeTasks(partition, units);
   layout.max_partials = MaxPartials(partition, units);
+  layout.tree_mask_words =
+      shape.tree_masks == TreeMasks::kPerQueryToken ? layout.total_q_tokens : 0;
   // Every count indexes int32 arrays on the device.
   const struct {
     const char* what;
@@ -141,6 +165,13 @@ absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const Planner
   RETURN_IF_ERROR(CheckSpan("cache_seqlens", spans.cache_seqlens.size(), layout.requests));
   RETURN_IF_ERROR(CheckSpan("cu_seqlens_q", spans.cu_seqlens_q.size(), layout.requests + 1));
   RETURN_IF_ERROR(CheckSpan("counters", spans.counters.size(), kNumPlanCounters));
+  RETURN_IF_ERROR(CheckSpan("tree_mask", spans.tree_mask.size(), layout.tree_mask_words));
+  if (batch.has_tree() && shape.tree_masks == TreeMasks::kNone) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the ", ForwardModeName(batch.mode()),
+        " batch is a tree (spec.topk = ", batch.descriptor().spec.topk,
+        ") but the plan shape has no tree masks (capture with TreeMasks::kPerQueryToken)"));
+  }
   // Check every request before writing, so a rejected batch leaves the spans
   // (possibly a live CUDA graph's staging) as they were.
   for (int32_t i = 0; i < live; ++i) {
@@ -176,6 +207,7 @@ absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const Planner
     spans.cu_seqlens_q[i + 1] = spans.cu_seqlens_q[i] + q_len;
   }
   summary.num_q_tokens = spans.cu_seqlens_q[live];
+  if (layout.tree_mask_words > 0) WriteTreeMask(batch, layout, spans.tree_mask);
 
   ASSIGN_OR_RETURN(
       summary.partition,
@@ -187,6 +219,13 @@ absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const Planner
   spans.counters[kPlanZeroFillEnd] = spans.cu_seqlens_q[shape.max_batch_size];
   for (int32_t c = kPlanZeroFillEnd + 1; c < kNumPlanCounters; ++c) spans.counters[c] = 0;
   return summary;
+}
+
+uint64_t TreeMaskWord(uint64_t draft_mask, int32_t draft_keys) {
+  static_assert(kTreeMaskKeys == kMaxDraftTreeKeys, "one word holds a whole tree");
+  const int32_t committed_bits = kTreeMaskKeys - draft_keys;
+  if (committed_bits == 0) return draft_mask;  // (a shift by 64 is undefined)
+  return (draft_mask << committed_bits) | ((uint64_t{1} << committed_bits) - 1);
 }
 
 AttentionMetadata MetadataFrame(const PlanShape& shape, const PlanLayout& layout,
@@ -219,6 +258,7 @@ AttentionMetadata HostMetadata::View() const {
   view.cache_seqlens = cache_seqlens.data();
   view.cu_seqlens_q = cu_seqlens_q.data();
   view.page_table = page_table.data();
+  view.tree_mask = tree_mask.empty() ? nullptr : tree_mask.data();
   WorkPlanView& plan = view.plan;
   plan.max_zero_fill_tokens =
       counters.empty() ? 0 : counters[kPlanZeroFillEnd] - counters[kPlanZeroFillBegin];
@@ -256,13 +296,14 @@ absl::StatusOr<HostMetadata> PlanOnHost(const ValidatedBatch& batch, const KvPag
   plan.worker_begin.assign(layout.num_workers + 1, 0);
   plan.segments.assign(std::max<int64_t>(layout.max_segments, 1), WorkSegment{});
   plan.merge_tasks.assign(std::max<int64_t>(layout.max_merge_tasks, 1), MergeTask{});
+  plan.tree_mask.assign(layout.tree_mask_words, 0);
   ASSIGN_OR_RETURN(
       plan.summary,
       WritePlan(batch, config, shape,
                 PlanSpans{absl::MakeSpan(plan.rows), absl::MakeSpan(plan.cache_seqlens),
                           absl::MakeSpan(plan.cu_seqlens_q), absl::MakeSpan(plan.counters),
                           absl::MakeSpan(plan.worker_begin), absl::MakeSpan(plan.segments),
-                          absl::MakeSpan(plan.merge_tasks)}));
+                          absl::MakeSpan(plan.merge_tasks), absl::MakeSpan(plan.tree_mask)}));
   RETURN_IF_ERROR(GatherPageTableOnHost(
       pool.req_to_token(), pool.row_width(), absl::MakeConstSpan(plan.rows),
       absl::MakeConstSpan(plan.cache_seqlens), shape.page_size,

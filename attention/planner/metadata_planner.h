@@ -62,19 +62,31 @@ PartitionConfig PartitionConfigFor(const PlannerConfig& config);
 // What a plan's buffers are sized for. Eager: the batch itself
 // (ExactShape). CUDA graph: the capture capacity (CaptureShape); rows past the
 // live batch are padding requests with max_q_len query tokens and no keys.
+// Whether a plan holds a tree mask word per query token
+// (AttentionMetadata::tree_mask).
+enum class TreeMasks : int32_t {
+  kNone,           // chains and ordinary batches only
+  kPerQueryToken,  // tree batches (and any other batch: all bits set)
+};
+
 struct PlanShape {
   int32_t max_batch_size = 0;
   int32_t max_q_len = 0;  // query tokens per request
   int32_t max_kv_len =
       0;  // keys per request: the page table has ceil(max_kv_len / page_size) columns
   int32_t page_size = 0;
+  TreeMasks tree_masks = TreeMasks::kNone;
 };
 
-// The exact shape of `batch` (at least one page-table column).
+// The exact shape of `batch` (at least one page-table column; tree masks iff
+// the batch is a tree batch).
 PlanShape ExactShape(const ValidatedBatch& batch);
 // A capture shape for graphs over `pool` serving up to `max_batch_size`
 // requests of up to `max_q_len` query tokens each; keys up to the row width.
-PlanShape CaptureShape(const KvPagePool& pool, int32_t max_batch_size, int32_t max_q_len);
+// A graph that replays tree batches (tree verify, tree draft decode) needs
+// TreeMasks::kPerQueryToken.
+PlanShape CaptureShape(const KvPagePool& pool, int32_t max_batch_size, int32_t max_q_len,
+                       TreeMasks tree_masks = TreeMasks::kNone);
 
 // Element counts of every plan array for a shape and config; int64 and
 // checked: InvalidArgument naming the PlanShape field when a count would not
@@ -88,6 +100,7 @@ struct PlanLayout {
   int64_t max_segments = 0;
   int64_t max_merge_tasks = 0;
   int64_t max_partials = 0;
+  int64_t tree_mask_words = 0;  // total_q_tokens with tree masks, else 0
 };
 absl::StatusOr<PlanLayout> LayoutFor(const PlanShape& shape, const PlannerConfig& config);
 
@@ -100,6 +113,7 @@ struct PlanSpans {
   absl::Span<int32_t> worker_begin;   // [num_workers + 1]
   absl::Span<WorkSegment> segments;   // [max_segments]
   absl::Span<MergeTask> merge_tasks;  // [max_merge_tasks]
+  absl::Span<uint64_t> tree_mask;     // [tree_mask_words]
 };
 
 // The live batch's scalars and the partition's counts.
@@ -121,11 +135,17 @@ AttentionMetadata MetadataFrame(const PlanShape& shape, const PlanLayout& layout
 // rows up to shape.max_batch_size), the plan counters and the work partition
 // for `batch` into `spans`. FailedPrecondition when the batch does not fit the
 // shape (more requests, query tokens or keys than it holds, another page
-// size); InvalidArgument for a bad config; ResourceExhausted naming a span that
-// is too small. Allocation-free; host only (the page table is the caller's:
-// GatherPageTableOnHost or the device gather).
+// size, a tree batch on a shape without tree masks); InvalidArgument for a bad config;
+// ResourceExhausted naming a span that is too small. Allocation-free; host only (the page table is
+// the caller's: GatherPageTableOnHost or the device gather).
 absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const PlannerConfig& config,
                                       const PlanShape& shape, const PlanSpans& spans);
+
+// The kernel's tree mask word (AttentionMetadata::tree_mask) of a query token
+// that may see the draft keys in `draft_mask` (bit k: draft key k) of a
+// request whose last `draft_keys` (1..64) keys are draft keys: the mask moved
+// to the top of the word's 64 keys, the committed keys below it all visible.
+uint64_t TreeMaskWord(uint64_t draft_mask, int32_t draft_keys);
 
 // A plan in host arrays: the source of truth for the float64 executor, tests
 // and the plan CLI. View() gives host pointers for the kernel's struct.
@@ -143,6 +163,7 @@ struct HostMetadata {
   std::vector<int32_t> worker_begin;   // [num_workers + 1]
   std::vector<WorkSegment> segments;   // [max_segments]
   std::vector<MergeTask> merge_tasks;  // [max_merge_tasks]
+  std::vector<uint64_t> tree_mask;     // [tree_mask_words]
 
   // The metadata with host pointers into this object (valid while it lives).
   AttentionMetadata View() const;

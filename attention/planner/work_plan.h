@@ -43,6 +43,10 @@ static_assert(KeysPerTile(64) == 64 && KeysPerTile(128) == 32 && KeysPerTile(256
               "16 KB K+V tiles");
 static_assert(KeysPerTile(256) % 16 == 0, "a tile is a whole number of mma k16 steps");
 
+// Keys one tree mask word covers (AttentionMetadata::tree_mask): the last 64
+// of a request.
+inline constexpr int32_t kTreeMaskKeys = 64;
+
 // Largest GQA group (query heads per KV head) and KV head count the int32
 // index arithmetic of plan and kernel is checked for.
 inline constexpr int32_t kMaxGroup = 256;

@@ -48,8 +48,21 @@ void MutateArray(FuzzInput& in, std::vector<int32_t>& values, int32_t hi) {
   }
 }
 
+// Parents of `nodes` draft nodes: mostly a valid forest (each parent -1 or an
+// earlier node), sometimes not.
+std::vector<int32_t> FuzzParents(FuzzInput& in, int64_t nodes) {
+  nodes = std::clamp<int64_t>(nodes, 0,
+                              1024);  // a bigger count (num_draft_tokens = 2^30) mismatches anyway
+  std::vector<int32_t> parents;
+  for (int64_t k = 0; k < nodes; ++k) {
+    parents.push_back(in.Byte() % 16 == 0 ? static_cast<int32_t>(in.IntInRange(0, 8)) - 2
+                                          : static_cast<int32_t>(in.IntInRange(0, k)) - 1);
+  }
+  return parents;
+}
+
 void Mutate(FuzzInput& in, EngineBatchInputs& inputs, int32_t width) {
-  switch (in.Byte() % 12) {
+  switch (in.Byte() % 13) {
     case 0:
       inputs.mode = in.Pick({ForwardMode::kExtend, ForwardMode::kDecode, ForwardMode::kMixed,
                              ForwardMode::kIdle, ForwardMode::kTargetVerify,
@@ -90,7 +103,18 @@ void Mutate(FuzzInput& in, EngineBatchInputs& inputs, int32_t width) {
       inputs.spec.draft_step = in.Length(-1, 4);
       break;
     case 9:
-      inputs.spec.topk = in.Length(1, 2);
+      inputs.spec.topk = in.Length(1, 4);
+      break;
+    case 11:
+      if (in.Bool()) {
+        inputs.spec.tree_parents =
+            FuzzParents(in, static_cast<int64_t>(inputs.req_pool_indices.size()) *
+                                    std::max(inputs.spec.num_draft_tokens, 0) +
+                                in.Length(0, 1));
+      } else if (!inputs.spec.tree_parents.empty()) {
+        inputs.spec.tree_parents[in.IntInRange(0, inputs.spec.tree_parents.size() - 1)] =
+            static_cast<int32_t>(in.IntInRange(0, 10)) - 2;
+      }
       break;
     case 10:
       MutateArray(in, inputs.spec.accept_lengths, 6);
@@ -139,21 +163,42 @@ void CheckPlan(const HostMetadata& plan, const BatchDescriptor& batch, const KvP
 void CheckBuilt(const ValidatedBatch& validated, const KvPagePool& pool) {
   const BatchDescriptor& batch = validated.descriptor();
   FUZZ_CHECK(ValidateBatchDescriptor(batch, pool).ok());
+  // Trees: every token sees its own node, positions are committed + depth.
+  const int32_t draft_keys = validated.tree_draft_keys();
+  FUZZ_CHECK(validated.tree_masks().size() ==
+             (validated.has_tree() ? batch.out_cache_loc.size() : 0));
   size_t k = 0;
   for (const RequestEntry& r : batch.requests) {
     for (int32_t j = 0; j < r.new_tokens; ++j, ++k) {
       FUZZ_CHECK(batch.out_cache_loc[k] == pool.Slot(r.row, r.prefix_len + j).value());
-      FUZZ_CHECK(batch.positions[k] == r.prefix_len + j);
+      if (validated.has_tree()) {
+        const int32_t node = draft_keys - r.new_tokens + j;
+        FUZZ_CHECK(((validated.tree_masks()[k] >> node) & 1) == 1);
+        FUZZ_CHECK(validated.tree_masks()[k] >> node == 1);  // no later node
+        FUZZ_CHECK(batch.positions[k] >= r.kv_len() - draft_keys);
+        FUZZ_CHECK(batch.positions[k] <= r.prefix_len + j);
+      } else {
+        FUZZ_CHECK(batch.positions[k] == r.prefix_len + j);
+      }
     }
   }
   FUZZ_CHECK(k == batch.out_cache_loc.size());
   absl::StatusOr<HostMetadata> plan = PlanEager(validated, pool, Planner());
   FUZZ_CHECK(plan.ok());
   CheckPlan(*plan, batch, pool);
+  for (size_t t = 0; t < validated.tree_masks().size(); ++t) {
+    FUZZ_CHECK(plan->tree_mask[t] == TreeMaskWord(validated.tree_masks()[t], draft_keys));
+  }
 
+  // A graph without tree masks refuses trees by name.
+  if (validated.has_tree()) {
+    FUZZ_CHECK(
+        PlanOnHost(validated, pool, Planner(), CaptureShape(pool, kMaxBatch, 64)).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+  }
   // The CUDA-graph twin (built batches may hold more than kMaxBatch requests
   // or 4 queries: FailedPrecondition) plans the live rows as the eager plan.
-  const PlanShape capture = CaptureShape(pool, kMaxBatch, 4);
+  const PlanShape capture = CaptureShape(pool, kMaxBatch, 4, TreeMasks::kPerQueryToken);
   const absl::StatusOr<HostMetadata> graph = PlanOnHost(validated, pool, Planner(), capture);
   int32_t max_q = 0;
   for (const RequestEntry& r : batch.requests) max_q = std::max(max_q, r.new_tokens);
@@ -164,6 +209,9 @@ void CheckBuilt(const ValidatedBatch& validated, const KvPagePool& pool) {
     return;
   }
   FUZZ_CHECK(graph->worker_begin == plan->worker_begin);
+  for (size_t t = 0; t < plan->tree_mask.size(); ++t) {
+    FUZZ_CHECK(graph->tree_mask[t] == plan->tree_mask[t]);
+  }
   for (int32_t i = 0; i < batch.batch_size(); ++i) {
     FUZZ_CHECK(graph->cache_seqlens[i] == plan->cache_seqlens[i]);
     FUZZ_CHECK(graph->cu_seqlens_q[i + 1] == plan->cu_seqlens_q[i + 1]);
@@ -211,6 +259,9 @@ void Run(FuzzInput& in) {
   spec.num_draft_tokens = static_cast<int32_t>(in.IntInRange(0, 4));
   if (mode == ForwardMode::kDecode && in.Bool())
     spec.draft_step = static_cast<int32_t>(in.IntInRange(0, 3));
+  if ((mode == ForwardMode::kTargetVerify || spec.draft_step >= 0) && in.Bool()) {
+    spec.topk = static_cast<int32_t>(in.IntInRange(1, 4));  // trees
+  }
   const int32_t bs =
       mode == ForwardMode::kIdle ? 0 : static_cast<int32_t>(in.IntInRange(1, kMaxBatch));
   std::vector<int32_t> prefix_lens, new_tokens;
@@ -225,11 +276,15 @@ void Run(FuzzInput& in) {
   // so the descriptor paths below see every mode.
   if (in.Bool()) {
     for (int32_t& n : new_tokens) {
-      if (mode == ForwardMode::kDecode) n = 1;
+      if (mode == ForwardMode::kDecode) n = spec.draft_step >= 0 ? spec.topk : 1;
       if (mode == ForwardMode::kTargetVerify || mode == ForwardMode::kDraftExtendV2) {
         n = spec.num_draft_tokens;
       }
     }
+  }
+
+  if (mode == ForwardMode::kTargetVerify && (spec.topk > 1 || in.Bool())) {
+    spec.tree_parents = FuzzParents(in, int64_t{bs} * spec.num_draft_tokens);
   }
 
   const KvPagePool before = pool;

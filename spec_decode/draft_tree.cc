@@ -46,7 +46,10 @@ std::vector<int32_t> DraftDecodeParents(int32_t topk, int32_t step) {
 std::vector<int32_t> NodeDepths(absl::Span<const int32_t> parents) {
   std::vector<int32_t> depth(parents.size(), 0);
   for (size_t k = 0; k < parents.size(); ++k) {
-    depth[k] = parents[k] < 0 ? 0 : depth[parents[k]] + 1;
+    // Total on any input (callers may not have validated it yet): a parent
+    // that is not an earlier node counts as the root.
+    const int32_t parent = parents[k];
+    depth[k] = parent >= 0 && static_cast<size_t>(parent) < k ? depth[parent] + 1 : 0;
   }
   return depth;
 }

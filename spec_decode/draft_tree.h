@@ -42,8 +42,10 @@ absl::StatusOr<std::vector<uint64_t>> AncestorMasks(absl::Span<const int32_t> pa
 // (step + 1) * topk nodes.
 std::vector<int32_t> DraftDecodeParents(int32_t topk, int32_t step);
 
-// Depth of each node (0 for a child of the root) of a tree AncestorMasks
-// accepted: the position of node k is committed_len + depth[k].
+// Depth of each node (0 for a child of the root): the position of node k is
+// committed_len + depth[k]. Defined for any input; meaningful for a tree
+// AncestorMasks accepts (elsewhere a parent that is not an earlier node
+// counts as the root).
 std::vector<int32_t> NodeDepths(absl::Span<const int32_t> parents);
 
 }  // namespace paged_attention

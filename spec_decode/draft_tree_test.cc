@@ -62,6 +62,12 @@ TEST(DraftTreeTest, RejectsMoreChildrenThanTopk) {
   EXPECT_THAT(inner.message(), HasSubstr("node 2 is child 2 of node 0"));
 }
 
+// Engine-side callers derive positions before the descriptor validates the
+// tree (found by the descriptor fuzzer): depths must not read out of bounds.
+TEST(DraftTreeTest, DepthsAreDefinedForMalformedParents) {
+  EXPECT_THAT(NodeDepths({5, -7, 0, 2, 3}), ElementsAre(0, 0, 1, 2, 3));
+}
+
 TEST(DraftTreeTest, DraftDecodeBranchesFollowTheirOwnChains) {
   // topk 3, step 2: node t*3 + b is branch b's draft of step t.
   const std::vector<int32_t> parents = DraftDecodeParents(3, 2);

@@ -1,6 +1,7 @@
 #include "tools/batch_json.h"
 
 #include <algorithm>
+#include <bitset>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "absl/types/span.h"
 #include "attention/base/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "spec_decode/draft_tree.h"
 
 namespace paged_attention {
 namespace {
@@ -131,9 +133,17 @@ class BatchParser {
   absl::StatusOr<ScenarioSpec> Parse() {
     if (!object_.is_object()) return Error(absl::StrCat(where_, " is not a JSON object"));
     for (const auto& item : object_.items()) {
-      static const char* kKnown[] = {"mode",       "page_size",      "seq_lens_convention",
-                                     "seq_lens",   "new_tokens",     "num_draft_tokens",
-                                     "draft_step", "accept_lengths", "seed"};
+      static const char* kKnown[] = {"mode",
+                                     "page_size",
+                                     "seq_lens_convention",
+                                     "seq_lens",
+                                     "new_tokens",
+                                     "num_draft_tokens",
+                                     "draft_step",
+                                     "accept_lengths",
+                                     "topk",
+                                     "tree_parents",
+                                     "seed"};
       if (std::none_of(std::begin(kKnown), std::end(kKnown),
                        [&](const char* known) { return item.key() == known; })) {
         return Error(absl::StrCat(where_, ": unknown field ", Brief(json(item.key()))));
@@ -162,6 +172,8 @@ class BatchParser {
     spec.spec.num_draft_tokens = static_cast<int32_t>(draft_tokens.value_or(0));
     ASSIGN_OR_RETURN(std::optional<int64_t> draft_step, Integer("draft_step", -1, 1024));
     spec.spec.draft_step = static_cast<int32_t>(draft_step.value_or(-1));
+    ASSIGN_OR_RETURN(std::optional<int64_t> topk, Integer("topk", 1, kMaxDraftTreeKeys));
+    spec.spec.topk = static_cast<int32_t>(topk.value_or(1));
     ASSIGN_OR_RETURN(std::optional<int64_t> seed,
                      Integer("seed", 0, std::numeric_limits<int64_t>::max()));
     spec.seed = static_cast<uint64_t>(seed.value_or(0));
@@ -171,6 +183,8 @@ class BatchParser {
     ASSIGN_OR_RETURN(std::optional<std::vector<int32_t>> accept, IntArray("accept_lengths"));
     if (accept) spec.spec.accept_lengths = *accept;
     RETURN_IF_ERROR(CheckSpeculation(spec, draft_tokens.has_value()));
+    ASSIGN_OR_RETURN(const std::optional<std::vector<int32_t>> tree_parents, TreeParents(spec));
+    if (tree_parents) spec.spec.tree_parents = *tree_parents;
     if (spec.mode == ForwardMode::kIdle) {
       if ((seq_lens && !seq_lens->empty()) || (new_tokens && !new_tokens->empty())) {
         return Error(absl::StrCat(where_, ": an IDLE batch has no requests"));
@@ -182,7 +196,7 @@ class BatchParser {
     if (!new_tokens) {
       // Modes whose new-token count is fixed may leave it out.
       int32_t fixed = 0;
-      if (spec.mode == ForwardMode::kDecode) fixed = 1;
+      if (spec.mode == ForwardMode::kDecode) fixed = IsTreeDraftStep(spec) ? spec.spec.topk : 1;
       if (spec.mode == ForwardMode::kTargetVerify || spec.mode == ForwardMode::kDraftExtendV2) {
         fixed = spec.spec.num_draft_tokens;
       }
@@ -200,6 +214,11 @@ class BatchParser {
       return Error(absl::StrCat(where_, ": accept_lengths has ", accept->size(),
                                 " entries but seq_lens has ", bs));
     }
+    const int32_t nd = spec.spec.num_draft_tokens;
+    if (tree_parents && tree_parents->size() != bs * nd) {
+      return Error(absl::StrCat(where_, ": tree_parents has ", tree_parents->size() / nd,
+                                " entries but seq_lens has ", bs));
+    }
     // A count the mode fixes is checked here, by name: left to the pool and
     // descriptor checks it surfaces as unwritten rows, blamed on seq_lens.
     for (size_t i = 0; i < bs; ++i) {
@@ -207,8 +226,14 @@ class BatchParser {
       std::string why;
       switch (spec.mode) {
         case ForwardMode::kDecode:
-          fixed = 1;
-          why = "DECODE writes 1 token per request";
+          if (IsTreeDraftStep(spec)) {
+            fixed = spec.spec.topk;
+            why = absl::StrCat("a tree draft step writes topk = ", fixed,
+                               " tokens per request (one per branch)");
+          } else {
+            fixed = 1;
+            why = "DECODE writes 1 token per request";
+          }
           break;
         case ForwardMode::kTargetVerify:
           fixed = spec.spec.num_draft_tokens;
@@ -260,6 +285,80 @@ class BatchParser {
     return absl::InvalidArgumentError(std::move(message));
   }
 
+  // A draft decode step with topk > 1 branches (spec_decode/draft_tree.h).
+  static bool IsTreeDraftStep(const ScenarioSpec& spec) {
+    return spec.mode == ForwardMode::kDecode && spec.spec.draft_step >= 0 && spec.spec.topk > 1;
+  }
+
+  // "tree_parents" flattened request-major, after CheckSpeculation: one list
+  // of num_draft_tokens parents per request, each list a tree as
+  // AncestorMasks accepts it (its errors, under this batch's name). Every
+  // list's length is checked before its entries are read, so no list makes
+  // the parser allocate more than kMaxDraftTreeKeys entries per request.
+  absl::StatusOr<std::optional<std::vector<int32_t>>> TreeParents(const ScenarioSpec& spec) const {
+    const auto it = object_.find("tree_parents");
+    const int32_t topk = spec.spec.topk;
+    if (it == object_.end()) {
+      if (spec.mode == ForwardMode::kTargetVerify && topk > 1) {
+        return Error(absl::StrCat(where_, ": topk = ", topk,
+                                  " in TARGET_VERIFY needs tree_parents (per request, the parent "
+                                  "of each of its num_draft_tokens = ",
+                                  spec.spec.num_draft_tokens, " draft tokens)"));
+      }
+      return std::optional<std::vector<int32_t>>();
+    }
+    if (spec.mode != ForwardMode::kTargetVerify) {
+      return Error(absl::StrCat(where_, ": tree_parents is only for TARGET_VERIFY, not ",
+                                ForwardModeName(spec.mode),
+                                " (a draft decode step's tree follows from topk and draft_step)"));
+    }
+    if (!it->is_array()) {
+      return Error(absl::StrCat(where_, ": tree_parents = ", Brief(*it), " must be an array"));
+    }
+    if (it->size() > static_cast<size_t>(kMaxRequestsPerBatch)) {
+      return Error(absl::StrCat(where_, ": tree_parents has ", it->size(),
+                                " entries, more than the ", kMaxRequestsPerBatch,
+                                " requests a batch may have"));
+    }
+    const int32_t nd = spec.spec.num_draft_tokens;
+    std::vector<int32_t> flat;
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& list = (*it)[i];
+      const std::string at = absl::StrCat(where_, ": request ", i, ": tree_parents[", i, "]");
+      if (!list.is_array()) {
+        return Error(absl::StrCat(at, " = ", Brief(list), " must be an array of parents"));
+      }
+      if (list.size() > static_cast<size_t>(kMaxDraftTreeKeys)) {
+        return Error(absl::StrCat(at, " has ", list.size(), " entries, more than the ",
+                                  kMaxDraftTreeKeys, " nodes a tree may have"));
+      }
+      if (list.size() != static_cast<size_t>(nd)) {
+        return Error(
+            absl::StrCat(at, " has ", list.size(), " entries but num_draft_tokens = ", nd));
+      }
+      std::vector<int32_t> parents;
+      parents.reserve(list.size());
+      for (size_t k = 0; k < list.size(); ++k) {
+        const json& parent = list[k];
+        if (!parent.is_number_integer() ||
+            (parent.is_number_unsigned() &&
+             parent.get<uint64_t>() >= uint64_t(kMaxDraftTreeKeys)) ||
+            parent.get<int64_t>() < -1 || parent.get<int64_t>() >= kMaxDraftTreeKeys) {
+          return Error(absl::StrCat(at, "[", k, "] = ", Brief(parent),
+                                    " must be an integer in [-1, ", kMaxDraftTreeKeys - 1, "]"));
+        }
+        parents.push_back(static_cast<int32_t>(parent.get<int64_t>()));
+      }
+      // The descriptor's own check, so the file and the descriptor agree on
+      // what a tree is (and say so in the same words).
+      const absl::Status shape =
+          AncestorMasks(parents, topk, static_cast<int64_t>(i), "tree_parents").status();
+      if (!shape.ok()) return Error(absl::StrCat(where_, ": ", shape.message()));
+      flat.insert(flat.end(), parents.begin(), parents.end());
+    }
+    return std::optional<std::vector<int32_t>>(std::move(flat));
+  }
+
   // The speculative fields against the mode and each other, so that no
   // combination plans something other than what the file says.
   absl::Status CheckSpeculation(const ScenarioSpec& spec, bool has_draft_tokens) const {
@@ -283,6 +382,25 @@ class BatchParser {
         return Error(absl::StrCat(where_, ": draft_step = ", spec.spec.draft_step,
                                   " must be < num_draft_tokens = ", nd,
                                   " (step s writes draft token s)"));
+      }
+    }
+    const int32_t topk = spec.spec.topk;
+    if (topk > 1) {
+      const bool draft_decode = spec.mode == ForwardMode::kDecode && spec.spec.draft_step >= 0;
+      if (spec.mode != ForwardMode::kTargetVerify && !draft_decode) {
+        return Error(absl::StrCat(where_, ": topk = ", topk,
+                                  " is only for TARGET_VERIFY and draft DECODE steps "
+                                  "(draft_step >= 0), not ",
+                                  spec.mode == ForwardMode::kDecode
+                                      ? std::string("DECODE without draft_step")
+                                      : std::string(ForwardModeName(spec.mode))));
+      }
+      const int64_t keys = (int64_t{spec.spec.draft_step} + 1) * topk;
+      if (draft_decode && keys > kMaxDraftTreeKeys) {
+        return Error(
+            absl::StrCat(where_, ": draft_step = ", spec.spec.draft_step, " with topk = ", topk,
+                         " reads (", spec.spec.draft_step, " + 1) x ", topk, " = ", keys,
+                         " draft keys per request; trees hold at most ", kMaxDraftTreeKeys));
       }
     }
     const std::vector<int32_t>& accept = spec.spec.accept_lengths;
@@ -408,6 +526,15 @@ absl::StatusOr<BatchFile> ParseBatchFile(absl::string_view text) {
   return file;
 }
 
+bool IsTreeSpec(const ScenarioSpec& spec) {
+  return spec.spec.topk > 1 || !spec.spec.tree_parents.empty();
+}
+
+TreeMasks TreeMasksFor(absl::Span<const ScenarioSpec> specs) {
+  return std::any_of(specs.begin(), specs.end(), IsTreeSpec) ? TreeMasks::kPerQueryToken
+                                                             : TreeMasks::kNone;
+}
+
 absl::Status UseCommonPool(std::vector<ScenarioSpec>& specs) {
   // int64 throughout: the per-field limits bound each value, not the products.
   int64_t context = 1, pages = 0, draft = 1, max_batch = 1;
@@ -457,8 +584,22 @@ absl::Status UseCommonPool(std::vector<ScenarioSpec>& specs) {
   return absl::OkStatus();
 }
 
-absl::Status WriteMetadataJson(const HostMetadata& metadata, const BatchDescriptor& batch,
+std::vector<int32_t> TreeParentsOf(const ValidatedBatch& batch) {
+  if (!batch.has_tree()) return {};
+  const SpecInfo& spec = batch.descriptor().spec;
+  if (batch.mode() == ForwardMode::kTargetVerify) return spec.tree_parents;
+  const std::vector<int32_t> step = DraftDecodeParents(spec.topk, spec.draft_step);
+  std::vector<int32_t> parents;
+  parents.reserve(step.size() * batch.batch_size());
+  for (int32_t i = 0; i < batch.batch_size(); ++i) {
+    parents.insert(parents.end(), step.begin(), step.end());
+  }
+  return parents;
+}
+
+absl::Status WriteMetadataJson(const HostMetadata& metadata, const ValidatedBatch& validated,
                                const KvPagePool& pool, absl::string_view run, TextSink sink) {
+  const BatchDescriptor& batch = validated.descriptor();
   // Every array is read at the live requests' indices: check they exist.
   const int64_t live = batch.batch_size();
   const int64_t stride = metadata.layout.max_pages_per_request;
@@ -573,11 +714,43 @@ absl::Status WriteMetadataJson(const HostMetadata& metadata, const BatchDescript
     }
     text += "]";
   }
+  text += "]";
+  if (validated.has_tree()) {
+    // The tree each request attends through (spec_decode/draft_tree.h) and
+    // the keys each of its query rows sees: the committed keys and the draft
+    // keys its mask holds (its ancestors and itself).
+    const int64_t draft_keys = validated.tree_draft_keys();
+    const std::vector<int32_t> parents = TreeParentsOf(validated);
+    const std::vector<uint64_t>& masks = validated.tree_masks();
+    absl::StrAppend(&text, ",\"tree\":{\"draft_keys\":", draft_keys, ",\"parents\":[");
+    for (int64_t i = 0; i < live; ++i) {
+      text += i ? ",[" : "[";
+      for (int64_t k = 0; k < draft_keys; ++k) {
+        absl::StrAppend(&text, k ? "," : "", parents[i * draft_keys + k]);
+      }
+      text += "]";
+      flush_if_full();
+    }
+    text += "],\"query_keys\":[";
+    int64_t token = 0;
+    for (int64_t i = 0; i < live; ++i) {
+      const RequestEntry& r = batch.requests[i];
+      const int64_t committed = int64_t{r.kv_len()} - draft_keys;
+      text += i ? ",[" : "[";
+      for (int32_t j = 0; j < r.new_tokens; ++j, ++token) {
+        absl::StrAppend(&text, j ? "," : "",
+                        committed + static_cast<int64_t>(std::bitset<64>(masks[token]).count()));
+      }
+      text += "]";
+      flush_if_full();
+    }
+    absl::StrAppend(&text, "],\"topk\":", batch.spec.topk, "}");
+  }
   // The work partition (attention/planner/work_plan.h): each segment as
   // [worker, request, kv_head, unit_tile, key_begin, key_end, partial] in
   // worker order, each merge task as [request, kv_head, unit_tile,
   // first_partial, num_partials].
-  absl::StrAppend(&text, "],\"work_plan\":{\"active_workers\":", partition.num_active_workers,
+  absl::StrAppend(&text, ",\"work_plan\":{\"active_workers\":", partition.num_active_workers,
                   ",\"merge_tasks\":[");
   for (int64_t m = 0; m < partition.num_merge_tasks; ++m) {
     const MergeTask& task = metadata.merge_tasks[m];
@@ -600,7 +773,7 @@ absl::Status WriteMetadataJson(const HostMetadata& metadata, const BatchDescript
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> MetadataJson(const HostMetadata& metadata, const BatchDescriptor& batch,
+absl::StatusOr<std::string> MetadataJson(const HostMetadata& metadata, const ValidatedBatch& batch,
                                          const KvPagePool& pool, absl::string_view run) {
   std::string out;
   RETURN_IF_ERROR(WriteMetadataJson(metadata, batch, pool, run, [&out](absl::string_view piece) {

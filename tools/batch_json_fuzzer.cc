@@ -2,8 +2,9 @@
 // tools/FUZZING.md). ParseBatchFile, then for what parses UseCommonPool,
 // BuildScenario, PlanEager, MetadataJson and the capacity-shaped twin of every batch on one
 // host graph state, as `plan_batch --graph_max_batch` does. Any bad input must
-// come back as a status; a batch that builds must plan, and its graph replay
-// must match the eager plan on the live rows.
+// come back as a status; a batch that builds must plan, a tree batch (and only
+// one) prints its tree, and its graph replay must match the eager plan on the
+// live rows.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -67,14 +68,18 @@ void Run(absl::string_view text) {
     }
     absl::StatusOr<HostMetadata> plan = PlanEager(scenario->batch, *scenario->pool, config);
     FUZZ_CHECK(plan.ok());
-    const absl::StatusOr<std::string> json =
-        MetadataJson(*plan, scenario->batch.descriptor(), *scenario->pool);
+    const absl::StatusOr<std::string> json = MetadataJson(*plan, scenario->batch, *scenario->pool);
     FUZZ_CHECK(json.ok() && !json->empty());
+    // The file says whether a batch is a tree; the descriptor agrees, and
+    // exactly a tree batch prints its tree.
+    FUZZ_CHECK(IsTreeSpec(spec) == scenario->batch.has_tree());
+    FUZZ_CHECK((json->find("\"tree\":{") != std::string::npos) == scenario->batch.has_tree());
 
     // The CUDA-graph twin: a capacity of the pool's rows, padding included,
     // plans the live requests exactly as the eager plan does.
-    const PlanShape capture = CaptureShape(
-        *scenario->pool, std::max<int32_t>(1, scenario->pool->max_requests() - 2), max_q_len);
+    const PlanShape capture =
+        CaptureShape(*scenario->pool, std::max<int32_t>(1, scenario->pool->max_requests() - 2),
+                     max_q_len, TreeMasksFor(*specs));
     absl::StatusOr<HostMetadata> replayed =
         PlanOnHost(scenario->batch, *scenario->pool, config, capture);
     FUZZ_CHECK(replayed.ok());

@@ -287,14 +287,149 @@ TEST(BatchJsonTest, ACountTheModeFixesIsNamedNotBlamedOnSeqLens) {
                 "request 0: new_tokens[0] = 3 but DRAFT_EXTEND extends accept_lengths[0] + 1 = 2");
 }
 
+// ----- Trees (topk > 1).
+
+constexpr char kVerify[] =
+    R"("mode": "TARGET_VERIFY", "page_size": 4, "seq_lens_convention": "prefix_only")";
+constexpr char kDraftStep[] =
+    R"("mode": "DECODE", "page_size": 4, "seq_lens_convention": "prefix_only", "draft_step": 2,
+       "num_draft_tokens": 3)";
+
+TEST(BatchJsonTest, TreeFieldsFlattenIntoTheSpec) {
+  std::vector<ScenarioSpec> specs =
+      Parse(absl::StrCat("{", kVerify, R"(, "seq_lens": [30, 5], "num_draft_tokens": 4,
+                         "topk": 2, "tree_parents": [[-1, -1, 0, 1], [-1, 0, 1, 2]]})"));
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].spec.topk, 2);
+  EXPECT_EQ(specs[0].spec.tree_parents, (std::vector<int32_t>{-1, -1, 0, 1, -1, 0, 1, 2}));
+  EXPECT_EQ(specs[0].new_tokens, (std::vector<int32_t>{4, 4}));
+  // A chain needs no topk.
+  specs = Parse(absl::StrCat("{", kVerify, R"(, "seq_lens": [30], "num_draft_tokens": 2,
+                             "tree_parents": [[-1, 0]]})"));
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].spec.topk, 1);
+  EXPECT_EQ(specs[0].spec.tree_parents, (std::vector<int32_t>{-1, 0}));
+  // A tree draft step writes topk tokens per request: the default, and a
+  // count given must be that.
+  specs = Parse(absl::StrCat("{", kDraftStep, R"(, "seq_lens": [40, 9], "topk": 3})"));
+  ASSERT_EQ(specs.size(), 1u);
+  EXPECT_EQ(specs[0].spec.topk, 3);
+  EXPECT_TRUE(specs[0].spec.tree_parents.empty());
+  EXPECT_EQ(specs[0].new_tokens, (std::vector<int32_t>{3, 3}));
+  EXPECT_EQ(Parse(absl::StrCat("{", kDraftStep, R"(, "seq_lens": [40], "new_tokens": [3],
+                               "topk": 3})"))[0]
+                .new_tokens,
+            (std::vector<int32_t>{3}));
+}
+
+TEST(BatchJsonTest, TreeErrorsNameTheBatchFieldRequestAndValue) {
+  const std::string verify = absl::StrCat("{", kVerify, R"(, "seq_lens": [30, 5], )");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 2, "topk": 0})"),
+                "batch 0: topk = 0 must be in [1, 64]");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 2, "topk": 2.5})"),
+                "batch 0: topk = 2.5 must be an integer");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 2, "topk": 2})"),
+                "batch 0: topk = 2 in TARGET_VERIFY needs tree_parents");
+  ExpectInvalid(R"({"mode": "EXTEND", "page_size": 1, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [4], "new_tokens": [2], "topk": 2})",
+                "batch 0: topk = 2 is only for TARGET_VERIFY and draft DECODE steps "
+                "(draft_step >= 0), not EXTEND");
+  ExpectInvalid(absl::StrCat("{", kDecode, R"(, "seq_lens": [4], "topk": 2})"),
+                "not DECODE without draft_step");
+  ExpectInvalid(absl::StrCat("{", kDecode, R"(, "seq_lens": [4], "tree_parents": [[-1]]})"),
+                "batch 0: tree_parents is only for TARGET_VERIFY, not DECODE");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 2, "tree_parents": 7})"),
+                "batch 0: tree_parents = 7 must be an array");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 2, "tree_parents": [[-1, 0], 3]})"),
+                "batch 0: request 1: tree_parents[1] = 3 must be an array of parents");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 2, "tree_parents": [[-1, 0]]})"),
+                "batch 0: tree_parents has 1 entries but seq_lens has 2");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 2,
+                             "tree_parents": [[-1, 0], [-1, 0, 1]]})"),
+                "batch 0: request 1: tree_parents[1] has 3 entries but num_draft_tokens = 2");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 2,
+                             "tree_parents": [[-1, 0], [-1, "a"]]})"),
+                "batch 0: request 1: tree_parents[1][1] = \"a\" must be an integer in [-1, 63]");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 2,
+                             "tree_parents": [[-1, 0], [-1, 18446744073709551615]]})"),
+                "tree_parents[1][1] = 18446744073709551615 must be an integer in [-1, 63]");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 2,
+                             "tree_parents": [[-2, 0], [-1, 0]]})"),
+                "batch 0: request 0: tree_parents[0][0] = -2 must be an integer in [-1, 63]");
+  // The tree's shape, in the descriptor's words (AncestorMasks).
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 3,
+                             "tree_parents": [[-1, 0, 1], [-1, 2, 0]]})"),
+                "batch 0: request 1: tree_parents node 1 has parent 2; a parent is -1 (the last "
+                "committed token) or an earlier node (0 .. 0)");
+  ExpectInvalid(absl::StrCat(verify, R"("num_draft_tokens": 3, "topk": 2,
+                             "tree_parents": [[-1, 0, 0], [-1, -1, -1]]})"),
+                "batch 0: request 1: tree_parents node 2 is child 3 of the root");
+  // A draft step's tree holds at most 64 draft keys.
+  ExpectInvalid(R"({"mode": "DECODE", "page_size": 4, "seq_lens_convention": "prefix_only",
+                    "seq_lens": [400], "draft_step": 16, "num_draft_tokens": 20, "topk": 4})",
+                "batch 0: draft_step = 16 with topk = 4 reads (16 + 1) x 4 = 68 draft keys per "
+                "request; trees hold at most 64");
+  ExpectInvalid(absl::StrCat("{", kDraftStep, R"(, "seq_lens": [40], "new_tokens": [1],
+                             "topk": 3})"),
+                "batch 0: request 0: new_tokens[0] = 1 but a tree draft step writes topk = 3 "
+                "tokens per request");
+}
+
+// Regression guard: a tree list is bounded by its own limit before its
+// entries are read, whatever num_draft_tokens says.
+TEST(BatchJsonTest, ATreeListPastSixtyFourNodesIsRefusedByItsLength) {
+  std::string parents = "-1";
+  for (int k = 1; k < 65; ++k) absl::StrAppend(&parents, ",", k - 1);
+  ExpectInvalid(absl::StrCat("{", kVerify, R"(, "seq_lens": [30], "num_draft_tokens": 65,
+                             "tree_parents": [[)",
+                             parents, "]]}"),
+                "batch 0: request 0: tree_parents[0] has 65 entries, more than the 64 nodes a "
+                "tree may have");
+}
+
+TEST(BatchJsonTest, TreeBatchesBuildAndPrintTheirTree) {
+  std::vector<ScenarioSpec> specs =
+      Parse(absl::StrCat("[{", kVerify, R"(, "seq_lens": [30, 5], "num_draft_tokens": 4, "topk": 2,
+      "tree_parents": [[-1, -1, 0, 1], [-1, 0, 1, 2]]}, {)",
+                         kDraftStep, R"(, "seq_lens": [40, 9], "topk": 3}])"));
+  ASSERT_EQ(specs.size(), 2u);
+  ASSERT_TRUE(UseCommonPool(specs).ok());
+  const PlannerConfig config = HostPlannerConfig(32, 8, 128);
+  const std::string want[] = {
+      // Request 0: committed 30; nodes 0, 1 see themselves, 2 sees 0 and
+      // itself, 3 sees 1 and itself. Request 1 is a chain: 5 + 1 .. 5 + 4.
+      R"("tree":{"draft_keys":4,"parents":[[-1,-1,0,1],[-1,0,1,2]],)"
+      R"("query_keys":[[31,31,32,32],[6,7,8,9]],"topk":2})",
+      // Step 2 of 3 branches: 9 draft keys (3 steps x 3), committed 40 - 6 =
+      // 34 and 9 - 6 = 3; each branch's query sees its 3 drafts.
+      R"("tree":{"draft_keys":9,"parents":[[-1,-1,-1,0,1,2,3,4,5],[-1,-1,-1,0,1,2,3,4,5]],)"
+      R"("query_keys":[[37,37,37],[6,6,6]],"topk":3})",
+  };
+  for (size_t b = 0; b < specs.size(); ++b) {
+    const Scenario scenario = BuildScenario(specs[b]).value();
+    ASSERT_TRUE(scenario.batch.has_tree());
+    const HostMetadata plan = PlanEager(scenario.batch, *scenario.pool, config).value();
+    const std::string json = MetadataJson(plan, scenario.batch, *scenario.pool).value();
+    EXPECT_NE(json.find(want[b]), std::string::npos) << json;
+  }
+  // A batch without a tree prints none.
+  const Scenario chain = BuildScenario(Parse(absl::StrCat("{", kVerify, R"(, "seq_lens": [30],
+                                        "num_draft_tokens": 2})"))[0])
+                             .value();
+  const HostMetadata plan = PlanEager(chain.batch, *chain.pool, config).value();
+  EXPECT_EQ(MetadataJson(plan, chain.batch, *chain.pool).value().find("\"tree\""),
+            std::string::npos);
+}
+
 // ----- Output.
 
 // What MetadataJson printed before it streamed: one nlohmann::json object
 // (keys sorted by its std::map), dumped compactly. The streamed text must be
 // the same bytes.
-std::string ReferenceJson(const HostMetadata& metadata, const BatchDescriptor& batch,
+std::string ReferenceJson(const HostMetadata& metadata, const ValidatedBatch& validated,
                           const KvPagePool& pool, absl::string_view run) {
   using nlohmann::json;
+  const BatchDescriptor& batch = validated.descriptor();
   const int32_t live = batch.batch_size();
   json out = json::object();
   out["mode"] = std::string(ForwardModeName(batch.mode));
@@ -341,6 +476,37 @@ std::string ReferenceJson(const HostMetadata& metadata, const BatchDescriptor& b
                       {"segments", std::move(segments)},
                       {"merge_tasks", std::move(merges)}};
   if (!run.empty()) out["run"] = json::parse(run.begin(), run.end());
+  if (validated.has_tree()) {
+    // Parents and masks recomputed here from the spec, not read from the
+    // validated batch: the printed tree is the one the file asked for.
+    const int32_t d = validated.tree_draft_keys();
+    json parents = json::array(), query_keys = json::array();
+    int32_t token = 0;
+    for (int32_t i = 0; i < live; ++i) {
+      std::vector<int32_t> tree;
+      if (batch.mode == ForwardMode::kTargetVerify) {
+        tree.assign(batch.spec.tree_parents.begin() + i * d,
+                    batch.spec.tree_parents.begin() + (i + 1) * d);
+      } else {
+        for (int32_t k = 0; k < d; ++k) {
+          tree.push_back(k < batch.spec.topk ? -1 : k - batch.spec.topk);
+        }
+      }
+      std::vector<int32_t> keys;
+      const RequestEntry& r = batch.requests[i];
+      for (int32_t j = 0; j < r.new_tokens; ++j, ++token) {
+        int32_t seen = r.kv_len() - d;                                       // committed keys
+        for (int32_t k = d - r.new_tokens + j; k >= 0; k = tree[k]) ++seen;  // ancestors-or-self
+        keys.push_back(seen);
+      }
+      parents.push_back(tree);
+      query_keys.push_back(keys);
+    }
+    out["tree"] = {{"draft_keys", d},
+                   {"parents", std::move(parents)},
+                   {"query_keys", std::move(query_keys)},
+                   {"topk", batch.spec.topk}};
+  }
   return out.dump();
 }
 
@@ -350,7 +516,13 @@ TEST(BatchJsonTest, StreamedMetadataIsTheSameBytesInBoundedPieces) {
            "seq_lens": [101, 13], "new_tokens": [1, 8], "num_draft_tokens": 8, "seed": 3},
           {"mode": "TARGET_VERIFY", "page_size": 4, "seq_lens_convention": "prefix_only",
            "seq_lens": [50000, 7, 64], "num_draft_tokens": 4, "seed": 5},
-          {"mode": "IDLE", "page_size": 4, "seq_lens_convention": "prefix_only"}])");
+          {"mode": "IDLE", "page_size": 4, "seq_lens_convention": "prefix_only"},
+          {"mode": "TARGET_VERIFY", "page_size": 4, "seq_lens_convention": "prefix_only",
+           "seq_lens": [30, 5], "num_draft_tokens": 5, "topk": 2, "seed": 6,
+           "tree_parents": [[-1, -1, 0, 0, 1], [-1, 0, 1, 2, 3]]},
+          {"mode": "DECODE", "page_size": 4, "seq_lens_convention": "prefix_only",
+           "seq_lens": [40, 9], "num_draft_tokens": 3, "draft_step": 2, "topk": 3,
+           "seed": 7}])");
   ASSERT_TRUE(UseCommonPool(specs).ok());
   for (const ScenarioSpec& spec : specs) {
     const Scenario scenario = BuildScenario(spec).value();
@@ -358,7 +530,7 @@ TEST(BatchJsonTest, StreamedMetadataIsTheSameBytesInBoundedPieces) {
     PlannerConfig config = HostPlannerConfig(32, 8, 128);
     config.num_sms = 5;
     const HostMetadata plan = PlanEager(scenario.batch, *scenario.pool, config).value();
-    const BatchDescriptor& batch = scenario.batch.descriptor();
+    const ValidatedBatch& batch = scenario.batch;
     for (const std::string run : {"", R"({"backend":"host","max_abs_error":0.5})"}) {
       std::string streamed;
       size_t largest_piece = 0;
@@ -381,7 +553,7 @@ TEST(BatchJsonTest, MetadataThatDoesNotCoverTheBatchIsRefused) {
   auto expect_refused = [&](const HostMetadata& metadata, absl::string_view run,
                             absl::string_view message) {
     const absl::StatusOr<std::string> text =
-        MetadataJson(metadata, scenario.batch.descriptor(), *scenario.pool, run);
+        MetadataJson(metadata, scenario.batch, *scenario.pool, run);
     ASSERT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(text.status().message().find(message), absl::string_view::npos) << text.status();
   };

@@ -10,11 +10,12 @@
 namespace paged_attention {
 
 absl::StatusOr<int64_t> NpyItemSize(const std::string& descr) {
+  if (descr == "|b1") return 1;
   if (descr == "<u2") return 2;
   if (descr == "<f4" || descr == "<i4") return 4;
   if (descr == "<f8") return 8;
   return absl::InvalidArgumentError(
-      absl::StrCat("npy descr \"", descr, "\" is not one of <u2, <f4, <f8, <i4"));
+      absl::StrCat("npy descr \"", descr, "\" is not one of |b1, <u2, <f4, <f8, <i4"));
 }
 
 std::string NpyHeader(const std::string& descr, absl::Span<const int64_t> shape) {

@@ -13,8 +13,9 @@
 
 namespace paged_attention {
 
-// Bytes of one element of numpy type string `descr`: "<u2" (bf16/fp16 bit
-// patterns) 2, "<f4" 4, "<f8" 8, "<i4" 4. InvalidArgument for other strings.
+// Bytes of one element of numpy type string `descr`: "|b1" (bool, one byte
+// 0 or 1) 1, "<u2" (bf16/fp16 bit patterns) 2, "<f4" 4, "<f8" 8, "<i4" 4.
+// InvalidArgument for other strings.
 absl::StatusOr<int64_t> NpyItemSize(const std::string& descr);
 
 // Writes `data` (the elements in C order) as an .npy file. Checked before

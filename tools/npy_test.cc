@@ -1,5 +1,6 @@
 #include "tools/npy.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -48,6 +49,23 @@ TEST(NpyTest, WriteNpyWritesHeaderThenData) {
   EXPECT_EQ(contents.substr(0, header.size()), header);
   EXPECT_EQ(contents.substr(header.size()),
             std::string(reinterpret_cast<const char*>(values.data()), 24));
+}
+
+TEST(NpyTest, BoolArraysAreOneBytePerElement) {
+  EXPECT_EQ(NpyItemSize("|b1").value(), 1);
+  const std::vector<uint8_t> mask = {1, 0, 0, 1, 1, 0};
+  const std::string path = TempPath("mask.npy");
+  ASSERT_TRUE(WriteNpy(path, "|b1", {2, 3}, mask.data(), mask.size()).ok());
+  std::ifstream in(path, std::ios::binary);
+  const std::string contents((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  const std::string header = NpyHeader("|b1", {2, 3});
+  EXPECT_NE(header.find("{'descr': '|b1', 'fortran_order': False, 'shape': (2, 3), }"),
+            std::string::npos);
+  ASSERT_EQ(contents.size(), header.size() + 6);
+  EXPECT_EQ(contents.substr(header.size()), std::string("\1\0\0\1\1\0", 6));
+  EXPECT_THAT(std::string(WriteNpy(path, "|b1", {2, 3}, mask.data(), 5).message()),
+              HasSubstr("shape (2, 3) of |b1 is 6 bytes but 5 bytes were given"));
 }
 
 // Regression: the dump's meta.json and .npy writes were checked only before

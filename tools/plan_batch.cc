@@ -11,18 +11,19 @@
 // default to an H200's 132 and 2): eagerly, or with --graph_max_batch at the
 // capacity of a CUDA graph captured for N requests (padding rows included),
 // the batches replayed in order on one captured state. Output: the metadata
-// and the work partition as JSON on stdout (an object, or an array for an
-// array input).
+// and the work partition (and a tree batch's tree with each query row's key
+// count) as JSON on stdout (an object, or an array for an array input).
 //
 // --run also executes attention on random inputs drawn from the batch's seed:
 // the CUDA kernels when a GPU is present (replays of one captured CUDA graph
 // with --graph_max_batch), otherwise the float64 host executor following the
 // same work plan, and adds "run" (backend, max abs and relative L2 error
 // against the float64 reference). --dump_dir=DIR writes q, k_cache, v_cache,
-// page_table, cache_seqlens, cu_seqlens_q, cu_seqlens_k, out, lse as .npy files
-// plus meta.json (one folder batch_N per batch for an array input), for the
-// live requests and tokens only: the same batch dumps the same out.npy and
-// lse.npy with and without --graph_max_batch.
+// page_table, cache_seqlens, cu_seqlens_q, cu_seqlens_k, out, lse, tree_mask
+// (what each query row may see; every batch) and, for a tree batch,
+// tree_parents as .npy files plus meta.json (one folder batch_N per batch for
+// an array input), for the live requests and tokens only: the same batch
+// dumps the same out.npy and lse.npy with and without --graph_max_batch.
 //
 // Errors and output. Invalid input (the file, a flag, any batch of the file,
 // a size past the limits in README.md "Limits") gives one line on stderr,
@@ -134,13 +135,44 @@ std::vector<double> LiveLse(const std::vector<double>& lse, int64_t heads, int64
   return live;
 }
 
+// [tokens, max_k] of the live tokens, row-major, 1 where query row r may see
+// key column c of its request: c < kv_len, and c on or before the row's
+// diagonal (kv_len - q_len + j, the row's own key) for a causal batch; for
+// a tree batch every committed key and, of the last D (draft) keys, those of
+// the row's mask (its ancestors and itself); then the sliding window,
+// c >= diagonal - window_left, by key index as for a causal batch.
+// `max_k` >= every request's kv_len.
+std::vector<uint8_t> VisibilityMask(const ValidatedBatch& batch, int64_t max_k,
+                                    int32_t window_left) {
+  const int64_t draft_keys = batch.tree_draft_keys();
+  std::vector<uint8_t> mask(int64_t{batch.descriptor().num_tokens()} * max_k, 0);
+  int64_t row = 0;
+  for (const RequestEntry& r : batch.requests()) {
+    const int64_t kv_len = r.kv_len(), first_draft = kv_len - draft_keys;
+    for (int32_t j = 0; j < r.new_tokens; ++j, ++row) {
+      const int64_t diagonal = kv_len - r.new_tokens + j;
+      const int64_t lo = window_left < 0 ? 0 : std::max<int64_t>(0, diagonal - window_left);
+      uint8_t* cells = mask.data() + row * max_k;
+      for (int64_t c = lo; c < kv_len; ++c) {
+        if (batch.has_tree() && c >= first_draft) {
+          cells[c] = (batch.tree_masks()[row] >> (c - first_draft)) & 1;
+        } else {
+          cells[c] = c <= diagonal;
+        }
+      }
+    }
+  }
+  return mask;
+}
+
 // Writes the inputs and outputs of one attention run, for the live requests
 // and tokens, as .npy + meta.json. `out` is [tokens, heads, head_dim] and `lse`
 // [heads, tokens] over the live tokens.
 absl::Status Dump(const std::string& dir, const RunConfig& config, const AttentionData& data,
                   const HostMetadata& plan, const std::vector<double>& out,
                   const std::vector<double>& lse, const std::string& backend,
-                  const BatchDescriptor& batch) {
+                  const ValidatedBatch& validated) {
+  const BatchDescriptor& batch = validated.descriptor();
   RETURN_IF_ERROR(MakeDirectory(dir));
   const KvCacheLayout& layout = data.kv.layout();
   const int64_t tokens = batch.num_tokens(), hq = config.num_q_heads, d = config.head_dim;
@@ -152,7 +184,15 @@ absl::Status Dump(const std::string& dir, const RunConfig& config, const Attenti
   std::vector<float> out32(out.begin(), out.begin() + tokens * hq * d);
   std::vector<float> lse32(lse.begin(), lse.begin() + hq * tokens);
   std::vector<int32_t> cu_seqlens_k(bs + 1, 0);
-  for (int64_t i = 0; i < bs; ++i) cu_seqlens_k[i + 1] = cu_seqlens_k[i] + plan.cache_seqlens[i];
+  int64_t max_k = 0;
+  for (int64_t i = 0; i < bs; ++i) {
+    cu_seqlens_k[i + 1] = cu_seqlens_k[i] + plan.cache_seqlens[i];
+    max_k = std::max<int64_t>(max_k, batch.requests[i].kv_len());
+  }
+  // Bounded by kMaxDumpMaskBytes (CheckRunLimits).
+  const std::vector<uint8_t> mask = VisibilityMask(validated, max_k, config.window_left);
+  const std::vector<int32_t> parents = TreeParentsOf(validated);
+  const int64_t draft_keys = validated.tree_draft_keys();
   struct Array {
     const char* name;
     const char* descr;
@@ -170,9 +210,13 @@ absl::Status Dump(const std::string& dir, const RunConfig& config, const Attenti
       {"cu_seqlens_k", "<i4", {bs + 1}, cu_seqlens_k.data(), cu_seqlens_k.size() * 4},
       {"out", "<f4", {tokens, hq, d}, out32.data(), out32.size() * 4},
       {"lse", "<f4", {hq, tokens}, lse32.data(), lse32.size() * 4},
+      {"tree_mask", "|b1", {tokens, max_k}, mask.data(), mask.size()},
+      {"tree_parents", "<i4", {bs, draft_keys}, parents.data(), parents.size() * 4},
   };
   nlohmann::json meta;
   for (const Array& array : arrays) {
+    // A batch without a tree has no parents to write.
+    if (array.name == std::string("tree_parents") && !validated.has_tree()) continue;
     RETURN_IF_ERROR(WriteNpy(absl::StrCat(dir, "/", array.name, ".npy"), array.descr, array.shape,
                              array.data, array.bytes));
     meta["shapes"][array.name] = array.shape;
@@ -192,6 +236,11 @@ absl::Status Dump(const std::string& dir, const RunConfig& config, const Attenti
   const AttentionOptions options = OptionsOf(config);
   meta["scale"] = options.softmax_scale;
   meta["causal"] = "bottom-right: query j of q_len Lq sees keys <= j + Lk - Lq";
+  meta["topk"] = batch.spec.topk;
+  meta["tree_draft_keys"] = draft_keys;
+  meta["tree_mask"] =
+      "query row r sees key c of its request: causal, or for a tree every committed key and its "
+      "ancestors-or-self of the last tree_draft_keys keys (tree_parents); then the window";
   meta["window_left"] = options.window_left;
   meta["softcap"] = options.softcap;
   meta["backend"] = backend;
@@ -269,7 +318,7 @@ absl::StatusOr<std::string> RunAttention(const RunConfig& config, const PlannerC
   }
   const std::string backend = gpu ? "gpu" : "host";
   if (!dump_dir.empty()) {
-    RETURN_IF_ERROR(Dump(dump_dir, config, data, plan, out, lse, backend, batch.descriptor()));
+    RETURN_IF_ERROR(Dump(dump_dir, config, data, plan, out, lse, backend, batch));
   }
   nlohmann::json run;
   run["backend"] = backend;
@@ -302,7 +351,7 @@ absl::Status PlanEveryBatch(const std::vector<ScenarioSpec>& specs, const RunCon
     if (config.graph_max_batch == 0) {
       plan = PlanEager(scenario->batch, *scenario->pool, planner);
     } else {
-      shape = CaptureShape(*scenario->pool, config.graph_max_batch, max_q_len);
+      shape = CaptureShape(*scenario->pool, config.graph_max_batch, max_q_len, TreeMasksFor(specs));
       plan = PlanOnHost(scenario->batch, *scenario->pool, planner, shape);
     }
     RETURN_IF_ERROR(WithBatch(b, plan.status()));
@@ -365,7 +414,7 @@ absl::Status Run() {
         // Same bytes as one "[" + join(batches, ",\n") + "]" (or the object
         // alone) followed by a newline.
         if (file.is_array) out.Write(b == 0 ? "[" : ",\n");
-        RETURN_IF_ERROR(WriteMetadataJson(plan, scenario.batch.descriptor(), *scenario.pool, run,
+        RETURN_IF_ERROR(WriteMetadataJson(plan, scenario.batch, *scenario.pool, run,
                                           [&out](absl::string_view piece) { out.Write(piece); }));
         // Stop at the first failed write (e.g. a full disk) rather than plan on.
         return out.status();

@@ -136,6 +136,7 @@ RunCost EstimateRunCost(const ScenarioSpec& spec, const RunConfig& config, int32
   const int64_t query_bytes = Mul({48, query_tokens, config.num_q_heads, Add(config.head_dim, 1)});
   cost.host_bytes = Add(Add(kv_bytes, key_bytes), query_bytes);
   cost.attention_work = work;
+  if (!config.dump_dir.empty()) cost.dump_mask_bytes = Mul(new_rows, longest);
   return cost;
 }
 
@@ -187,6 +188,13 @@ absl::Status CheckRunLimits(absl::Span<const ScenarioSpec> specs, const RunConfi
       return absl::ResourceExhaustedError(absl::StrCat(
           where, "--run attention work (query tokens * key rows * num_q_heads * head_dim) is ",
           cost.attention_work, ", more than the limit of ", kMaxRunAttentionWork));
+    }
+    if (cost.dump_mask_bytes > kMaxDumpMaskBytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(where,
+                       "--dump_dir tree_mask.npy (live query tokens * the longest request's keys) "
+                       "would be ",
+                       cost.dump_mask_bytes, " bytes, more than the limit of ", kMaxDumpMaskBytes));
     }
   }
   return absl::OkStatus();

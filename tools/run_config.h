@@ -39,6 +39,9 @@ inline constexpr int64_t kMaxRunHostBytes = int64_t{2} << 30;
 // head_dim. The float64 references run on the host whatever the backend;
 // this is about a minute of them in a fastbuild binary.
 inline constexpr int64_t kMaxRunAttentionWork = int64_t{1} << 31;
+// One batch's --dump_dir tree_mask.npy: live query tokens * the longest
+// request's keys, one byte each (held in memory while it is written).
+inline constexpr int64_t kMaxDumpMaskBytes = int64_t{1} << 28;
 
 // The flags as given (int64 and double, so that no value is clamped or
 // wrapped before it is checked).
@@ -93,6 +96,9 @@ struct RunCost {
   // --graph_max_batch * the longest new_tokens / * row width; 0 when eager.
   int64_t graph_query_tokens = 0;
   int64_t graph_key_rows = 0;
+  // With --dump_dir: bytes of tree_mask.npy (live query tokens * the longest
+  // prefix + new_tokens); 0 otherwise.
+  int64_t dump_mask_bytes = 0;
 };
 
 // The cost of `spec` (its pool sizes as UseCommonPool or BuildScenario set
@@ -103,7 +109,8 @@ RunCost EstimateRunCost(const ScenarioSpec& spec, const RunConfig& config, int32
 // before anything is built. With --graph_max_batch: one page_size for all
 // batches (one captured state serves them), the graph's query tokens and key
 // rows within int32 and its page table within kMaxGraphPageTableEntries. With
-// --run: each batch within kMaxRunHostBytes and kMaxRunAttentionWork.
+// --run: each batch within kMaxRunHostBytes and kMaxRunAttentionWork; with
+// --dump_dir: within kMaxDumpMaskBytes.
 // ResourceExhausted naming the batch, the flag and the bytes or work;
 // InvalidArgument for mixed page sizes.
 absl::Status CheckRunLimits(absl::Span<const ScenarioSpec> specs, const RunConfig& config);

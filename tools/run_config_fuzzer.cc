@@ -55,16 +55,18 @@ int128 CeilDiv(int128 a, int128 b) { return (a + b - 1) / b; }
 // The sizes CheckRunLimits judges, exactly (EstimateRunCost's formula).
 struct Exact {
   int128 host_bytes = 0, work = 0, graph_entries = 0, graph_tokens = 0, graph_keys = 0;
+  int128 dump_mask = 0;
 };
 
 Exact ExactCost(const ScenarioSpec& spec, const RunConfig& config, int32_t max_q_len) {
   Exact cost;
   const int128 page_size = std::max(spec.page_size, 1);
-  int128 prefix_rows = 0, new_rows = 0;
+  int128 prefix_rows = 0, new_rows = 0, longest = 1;
   for (size_t i = 0; i < spec.prefix_lens.size(); ++i) {
     const int128 prefix = spec.prefix_lens[i], fresh = spec.new_tokens[i];
     prefix_rows += prefix;
     new_rows += fresh;
+    longest = std::max(longest, prefix + fresh);
     cost.work += fresh * (prefix + fresh) * config.num_q_heads * config.head_dim;
   }
   const int128 row_width = int128{spec.max_context_len} + spec.draft_headroom;
@@ -81,6 +83,7 @@ Exact ExactCost(const ScenarioSpec& spec, const RunConfig& config, int32_t max_q
       2 * int128{spec.num_pages} * page_size * row_elements * DTypeSize(config.dtype) +
       40 * (prefix_rows + new_rows + page_size) * row_elements +
       48 * query_tokens * config.num_q_heads * (config.head_dim + 1);
+  if (!config.dump_dir.empty()) cost.dump_mask = new_rows * longest;
   return cost;
 }
 
@@ -126,7 +129,8 @@ void Run(absl::string_view text) {
                cost.graph_keys <= kInt32Max && cost.graph_entries <= kMaxGraphPageTableEntries;
     }
     if (config->run) {
-      within = within && cost.host_bytes <= kMaxRunHostBytes && cost.work <= kMaxRunAttentionWork;
+      within = within && cost.host_bytes <= kMaxRunHostBytes && cost.work <= kMaxRunAttentionWork &&
+               cost.dump_mask <= kMaxDumpMaskBytes;
     }
   }
   FUZZ_CHECK(checked.ok() == within);
@@ -148,7 +152,8 @@ void Run(absl::string_view text) {
     absl::StatusOr<Scenario> scenario = BuildScenario(spec);
     if (!scenario.ok()) continue;  // the batch itself is bad: not this target's concern
     if (config->graph_max_batch > 0) {
-      const PlanShape capture = CaptureShape(*scenario->pool, config->graph_max_batch, max_q_len);
+      const PlanShape capture =
+          CaptureShape(*scenario->pool, config->graph_max_batch, max_q_len, TreeMasksFor(specs));
       if (int64_t{capture.max_batch_size} *
               ((capture.max_kv_len + capture.page_size - 1) / capture.page_size) >
           (1 << 16)) {

@@ -162,6 +162,27 @@ TEST(CheckRunLimitsTest, RunPastTheWorkLimitIsRefused) {
       {"batch 0: --run attention work", "is 137438953472, more than the limit of 2147483648"});
 }
 
+// The dump's tree_mask.npy is dense, [live query tokens, longest request]:
+// one long request beside many short ones makes it large while --run's own
+// costs stay small.
+TEST(CheckRunLimitsTest, DumpMaskPastItsLimitIsRefused) {
+  const std::vector<ScenarioSpec> specs = Specs(
+      R"({"mode": "EXTEND", "page_size": 16, "seq_lens_convention": "prefix_only",
+          "seq_lens": [100000, 0], "new_tokens": [1, 3000]})");
+  RunFlags flags;
+  flags.run = true;
+  flags.num_q_heads = 1;
+  flags.num_kv_heads = 1;
+  flags.head_dim = 64;
+  EXPECT_TRUE(CheckRunLimits(specs, ValidateRunFlags(flags).value()).ok());
+  flags.dump_dir = "/tmp/dump";
+  const RunConfig dump = ValidateRunFlags(flags).value();
+  EXPECT_EQ(EstimateRunCost(specs[0], dump, 1).dump_mask_bytes, int64_t{3001} * 100001);
+  ExpectLimitError(specs, dump, absl::StatusCode::kResourceExhausted,
+                   {"batch 0: --dump_dir tree_mask.npy (live query tokens * the longest "
+                    "request's keys) would be 300103001 bytes, more than the limit of 268435456"});
+}
+
 TEST(CheckRunLimitsTest, GraphCapacityIsBoundedByTheGraphLimits) {
   // 4096 rows of a 16M-token row width, one slot per page: a 256 GiB table.
   const std::vector<ScenarioSpec> long_row = Specs(

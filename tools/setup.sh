@@ -18,6 +18,7 @@ PACKAGES=(
   clang                # tools/fuzz.sh: libFuzzer targets (clang 14)
   libclang-rt-14-dev   # libFuzzer and the sanitizer runtimes for clang
   python3-matplotlib   # tools/dashboard.py: charts (Agg backend, PNG)
+  python3-numpy        # tools/check_dump.py, run by //tools:plan_batch_test
   libbenchmark-tools   # tools/dashboard.py: Google Benchmark's compare.py for the regression view
   chromium             # //tools/dashboard:dashboard_test renders the page headless (DOM + screenshot)
 )

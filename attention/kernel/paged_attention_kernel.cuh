@@ -320,7 +320,7 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, uint32_t k_base,
 
 // S = Q K^T, mask, online softmax and O += P V for one warp's 16 rows
 // (row block `row_block` of the unit) and the key tile in `stage`.
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, bool kTreeMasks>
 __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
                                            int row_block, int key0, bool use_wgmma, uint32_t q_base,
                                            uint32_t k_base, uint32_t v_base,
@@ -348,8 +348,9 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   const int window = causal ? p.window_left : -1;
   // Tree masks touch only the last kTreeMaskKeys keys; their words are read
   // here, on the few tiles that need them, to keep them out of the registers
-  // of the main loop.
-  const bool tree_tile = p.tree_mask != nullptr && key0 + kKeys > unit.tree_base;
+  // of the main loop. (A separate instantiation: the runtime check alone cost
+  // chain verify 5-12% on the H200.)
+  const bool tree_tile = kTreeMasks && key0 + kKeys > unit.tree_base;
   uint64_t tree_bits[2] = {~0ull, ~0ull};
   if (tree_tile) {
 #pragma unroll
@@ -372,7 +373,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
       if (needs_mask) {
         const int key = key0 + n * 8 + (lane % 4) * 2 + (e % 2);
         const int diag = unit.row_diag[e / 2];
-        const bool in_tree = key >= unit.tree_base;
+        const bool in_tree = tree_tile && key >= unit.tree_base;
         const bool visible = key >= unit.key_begin && key < unit.key_end &&
                              (!causal || (key <= diag && (window < 0 || key >= diag - window))) &&
                              (!in_tree || ((tree_bits[e / 2] >> (key - unit.tree_base)) & 1) != 0);
@@ -498,7 +499,7 @@ __device__ __forceinline__ void WriteRows(const PagedAttentionParams& p, const U
   }
 }
 
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, bool kTreeMasks>
 __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* q_smem, T* k_ring, T* v_ring,
                                                 float* merge_state, uint64_t* full,
@@ -567,8 +568,9 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         if (use_wgmma) FenceProxyAsync();
         const uint32_t k_base = SmemAddress(k_ring + stage * Traits::kTileElems);
         const uint32_t v_base = SmemAddress(v_ring + stage * Traits::kTileElems);
-        AttendTile<T, kHeadDim>(p, unit, row_block, (tiles.first_tile + t) * kKeysPerTile,
-                                use_wgmma, q_base, k_base, v_base, state);
+        AttendTile<T, kHeadDim, kTreeMasks>(p, unit, row_block,
+                                            (tiles.first_tile + t) * kKeysPerTile, use_wgmma,
+                                            q_base, k_base, v_base, state);
       }
       __syncwarp();
       // The stage's "empty" barrier counts four arrivals per round: each of
@@ -599,7 +601,9 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   }
 }
 
-template <typename T, int kHeadDim>
+// kTreeMasks: the instantiation for plans with tree masks
+// (AttentionMetadata::tree_mask); the other one never looks at them.
+template <typename T, int kHeadDim, bool kTreeMasks>
 __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
     PagedAttentionKernel(const PagedAttentionParams p) {
   using Traits = KernelTraits<kHeadDim>;
@@ -632,41 +636,62 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
   if (threadIdx.x >= Traits::kConsumerThreads) {
     ProduceSegments<T, kHeadDim>(p, segment_begin, segment_end, k_ring, v_ring, full, empty);
   } else {
-    ConsumeSegments<T, kHeadDim>(p, segment_begin, segment_end, q_smem, k_ring, v_ring, merge_state,
-                                 full, empty);
+    ConsumeSegments<T, kHeadDim, kTreeMasks>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
+                                             merge_state, full, empty);
   }
 }
 
 }  // namespace attention_kernel
 
-// The kernel of (kDType, kHeadDim), its dynamic shared memory allowed once per
-// process (not a stream operation: also fine during graph capture).
-template <DType kDType, int kHeadDim>
+// The kernel of (kDType, kHeadDim, kTreeMasks), its dynamic shared memory
+// allowed once per process (not a stream operation: also fine during graph
+// capture).
+template <DType kDType, int kHeadDim, bool kTreeMasks>
 cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams)) {
   using T = typename attention_kernel::CudaType<kDType>::Type;
-  *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim>;
+  *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks>;
   static const cudaError_t configured =
       cudaFuncSetAttribute(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            attention_kernel::KernelTraits<kHeadDim>::kSmemBytes);
   return configured;
 }
 
+// The instantiation for `params`: with tree masks exactly when it has them.
+template <DType kDType, int kHeadDim>
+cudaError_t KernelFor(const PagedAttentionParams& params, void (**kernel)(PagedAttentionParams)) {
+  return params.tree_mask != nullptr ? ConfiguredKernel<kDType, kHeadDim, true>(kernel)
+                                     : ConfiguredKernel<kDType, kHeadDim, false>(kernel);
+}
+
+// The fewer CTAs per SM of the two instantiations (the planner's geometry
+// must hold for both).
 template <DType kDType, int kHeadDim>
 cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm) {
   using Traits = attention_kernel::KernelTraits<kHeadDim>;
-  void (*kernel)(PagedAttentionParams) = nullptr;
-  if (const cudaError_t error = ConfiguredKernel<kDType, kHeadDim>(&kernel); error != cudaSuccess) {
-    return error;
+  int fewest = 1 << 30;
+  for (const bool tree : {false, true}) {
+    void (*kernel)(PagedAttentionParams) = nullptr;
+    const cudaError_t error = tree ? ConfiguredKernel<kDType, kHeadDim, true>(&kernel)
+                                   : ConfiguredKernel<kDType, kHeadDim, false>(&kernel);
+    if (error != cudaSuccess) return error;
+    int ctas = 0;
+    if (const cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &ctas, kernel, Traits::kThreads, Traits::kSmemBytes);
+        error != cudaSuccess) {
+      return error;
+    }
+    fewest = ctas < fewest ? ctas : fewest;
   }
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, Traits::kThreads,
-                                                       Traits::kSmemBytes);
+  *ctas_per_sm = fewest;
+  return cudaSuccess;
 }
 
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaStream_t stream) {
   using Traits = attention_kernel::KernelTraits<kHeadDim>;
   void (*kernel)(PagedAttentionParams) = nullptr;
-  if (const cudaError_t error = ConfiguredKernel<kDType, kHeadDim>(&kernel); error != cudaSuccess) {
+  if (const cudaError_t error = KernelFor<kDType, kHeadDim>(params, &kernel);
+      error != cudaSuccess) {
     return error;
   }
   if (params.plan.num_workers == 0) return cudaSuccess;

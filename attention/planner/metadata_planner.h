@@ -17,6 +17,19 @@
 //   TARGET_VERIFY           prefix = committed, new = nd   -> committed + nd
 //   EXTEND / MIXED / DRAFT_EXTEND / DRAFT_EXTEND_V2: k = prefix + extend
 // max_seq_len_k is max_i(prefix_i + new_i), never max(prefix) + max(new).
+//
+// Trees (tree verify, tree draft decode; spec_decode/draft_tree.h) plan like
+// chains, plus one 64-bit mask word per query token over the request's last
+// 64 keys (AttentionMetadata::tree_mask). Why one masked pass and not
+// upstream's cascade (a shared-prefix pass and a per-branch pass merged
+// through their LSEs): a tree request's query rows already share their
+// 64-row units the way a chain's do, so the single pass reads the prefix's
+// K/V once per KV head and unit for all nd (or topk) rows, exactly as the
+// chain does, and the mask costs a few predicated ANDs on the last one to
+// four key tiles (H200: tree time 0.99-1.01x the chain's). A cascade would add
+// a second pass over per-branch page tables (upstream also moves the
+// prefix's partial tail page into it when page > 1), its own launch and an
+// LSE merge per row. The price is a limit of 64 draft keys per request.
 // There is no cu_seqlens_k: nothing here reads it (callers that print or
 // dump it take prefix sums of cache_seqlens).
 #ifndef ATTENTION_PLANNER_METADATA_PLANNER_H_

@@ -568,9 +568,16 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         if (use_wgmma) FenceProxyAsync();
         const uint32_t k_base = SmemAddress(k_ring + stage * Traits::kTileElems);
         const uint32_t v_base = SmemAddress(v_ring + stage * Traits::kTileElems);
-        AttendTile<T, kHeadDim, kTreeMasks>(p, unit, row_block,
-                                            (tiles.first_tile + t) * kKeysPerTile, use_wgmma,
-                                            q_base, k_base, v_base, state);
+        const int key0 = (tiles.first_tile + t) * kKeysPerTile;
+        // Only the last tiles of a tree request meet its mask words: the
+        // others take the plain tile code, which the mask would slow down.
+        if (kTreeMasks && key0 + kKeysPerTile > unit.tree_base) {
+          AttendTile<T, kHeadDim, true>(p, unit, row_block, key0, use_wgmma, q_base, k_base, v_base,
+                                        state);
+        } else {
+          AttendTile<T, kHeadDim, false>(p, unit, row_block, key0, use_wgmma, q_base, k_base,
+                                         v_base, state);
+        }
       }
       __syncwarp();
       // The stage's "empty" barrier counts four arrivals per round: each of

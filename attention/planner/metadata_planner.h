@@ -26,7 +26,7 @@
 // 64-row units the way a chain's do, so the single pass reads the prefix's
 // K/V once per KV head and unit for all nd (or topk) rows, exactly as the
 // chain does, and the mask costs a few predicated ANDs on the last one to
-// four key tiles (H200: tree time 0.99-1.01x the chain's). A cascade would add
+// four key tiles (H200: tree time 1.01-1.05x the chain's). A cascade would add
 // a second pass over per-branch page tables (upstream also moves the
 // prefix's partial tail page into it when page > 1), its own launch and an
 // LSE merge per row. The price is a limit of 64 draft keys per request.

@@ -8,6 +8,7 @@
 // bit.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <random>
@@ -179,50 +180,85 @@ TEST_F(KernelLongContextGpuTest, WindowAndSoftcapOnTargetVerify) {
   CheckScenario(scenario, 16, 4, 128, DType::kBFloat16, 6, spec.seed, options);
 }
 
+// What a sequence of batches replayed on one captured graph is made of.
+struct GraphSequence {
+  int steps = 0;
+  DType dtype = DType::kBFloat16;
+  int32_t num_q_heads = 0, num_kv_heads = 0, head_dim = 0;
+  int32_t max_q_len = 0;  // the capture's query tokens per request
+  TreeMasks tree_masks = TreeMasks::kNone;
+  std::function<ScenarioSpec(int step)> make_spec;
+  std::function<bool(int step)> check_reference;  // also against float64 at this step
+};
+
+// Captures one graph (from the first batch's pool) and replays every batch of
+// `sequence` on it: each equal bit for bit to an eager launch of the same
+// batch on the same shape, and, where asked, close to the float64 reference.
+void CheckGraphSequence(const GraphSequence& sequence, std::mt19937_64& rng) {
+  const AttentionOptions options = DefaultOptions(sequence.head_dim);
+  const PlannerConfig config = MustConfig(sequence.dtype, sequence.num_q_heads,
+                                          sequence.num_kv_heads, sequence.head_dim, options);
+  std::unique_ptr<GpuAttentionRunner> graph, eager;
+  for (int step = 0; step < sequence.steps; ++step) {
+    ScenarioSpec spec = sequence.make_spec(step);
+    spec.max_context_len = 8192;
+    spec.num_pages = 8192;
+    spec.max_requests = kGraphCapacity + 2;
+    spec.draft_headroom = sequence.max_q_len;
+    const Scenario scenario = BuildScenario(spec).value();
+    const KvPagePool& pool = *scenario.pool;
+    if (graph == nullptr) {
+      const PlanShape shape =
+          CaptureShape(pool, kGraphCapacity, sequence.max_q_len, sequence.tree_masks);
+      graph = GpuAttentionRunner::Create(pool, shape, config, sequence.dtype, LaunchKind::kGraph)
+                  .value();
+      eager = GpuAttentionRunner::Create(pool, shape, config, sequence.dtype, LaunchKind::kEager)
+                  .value();
+    }
+    const AttentionData data =
+        MakeAttentionData(pool, scenario.batch, sequence.num_q_heads, sequence.num_kv_heads,
+                          sequence.head_dim, sequence.dtype, rng())
+            .value();
+    const AttentionOutputs replayed = graph->Run(data, pool, scenario.batch, options).value();
+    const AttentionOutputs launched = eager->Run(data, pool, scenario.batch, options).value();
+    const int64_t live = int64_t{scenario.batch.descriptor().num_tokens()} * sequence.num_q_heads *
+                         sequence.head_dim;
+    ASSERT_EQ(FirstDifference(replayed.out, launched.out, live), "") << "step " << step;
+    if (sequence.check_reference(step) && scenario.batch.batch_size() > 0) {
+      const HostAttentionResult reference = AttendLogicalSequences(
+          LogicalRequestsOf(pool, scenario.batch, data), sequence.num_q_heads,
+          sequence.num_kv_heads, sequence.head_dim, options);
+      EXPECT_LE(MaxAbsDiff(replayed.out, reference.out), 3e-2) << "step " << step;
+    }
+  }
+}
+
 // One captured graph replayed over a sequence of batches of every mode, short
 // and long (keys far longer than at capture), each equal bit for bit to an
 // eager launch of the same batch.
 TEST_F(KernelLongContextGpuTest, ASequenceOfBatchesOnOneCapturedGraphEqualsEager) {
   std::mt19937_64 rng(TestSeed());
-  constexpr int32_t kMaxQ = 4, kHeads = 8, kKvHeads = 2, kHeadDim = 128;
-  const DType dtype = DType::kBFloat16;
-  const AttentionOptions options = DefaultOptions(kHeadDim);
-  const PlannerConfig config = MustConfig(dtype, kHeads, kKvHeads, kHeadDim, options);
   RandomBatchLimits limits;
   limits.max_batch_size = kGraphCapacity;
-  limits.num_draft_tokens = kMaxQ;
+  limits.num_draft_tokens = 4;
   const std::vector<ModeCase> modes = {
       {ForwardMode::kDecode, SeqLensConvention::kIncludesNewTokens},
       {ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly},
       {ForwardMode::kDraftExtend, SeqLensConvention::kIncludesNewTokens},
       {ForwardMode::kDraftExtendV2, SeqLensConvention::kPrefixOnly}};
-  std::unique_ptr<GpuAttentionRunner> graph, eager;
-  for (int step = 0; step < 24; ++step) {
+  GraphSequence sequence;
+  sequence.steps = 24;
+  sequence.dtype = DType::kBFloat16;
+  sequence.num_q_heads = 8;
+  sequence.num_kv_heads = 2;
+  sequence.head_dim = 128;
+  sequence.max_q_len = limits.num_draft_tokens;
+  sequence.make_spec = [&](int step) {
     limits.max_prefix = step % 3 == 0 ? 20 : 2000;  // short, long, long, short, ...
-    ScenarioSpec spec = RandomScenarioSpec(modes[step % modes.size()], 16, limits, rng);
-    spec.max_context_len = 8192;
-    spec.num_pages = 8192;
-    spec.max_requests = kGraphCapacity + 2;
-    spec.draft_headroom = kMaxQ;
-    const Scenario scenario = BuildScenario(spec).value();
-    const KvPagePool& pool = *scenario.pool;
-    if (graph == nullptr) {
-      const PlanShape shape = CaptureShape(pool, kGraphCapacity, kMaxQ);
-      graph = GpuAttentionRunner::Create(pool, shape, config, dtype, LaunchKind::kGraph).value();
-      eager = GpuAttentionRunner::Create(pool, shape, config, dtype, LaunchKind::kEager).value();
-    }
-    const AttentionData data =
-        MakeAttentionData(pool, scenario.batch, kHeads, kKvHeads, kHeadDim, dtype, rng()).value();
-    const AttentionOutputs replayed = graph->Run(data, pool, scenario.batch, options).value();
-    const AttentionOutputs launched = eager->Run(data, pool, scenario.batch, options).value();
-    const int64_t live = int64_t{scenario.batch.descriptor().num_tokens()} * kHeads * kHeadDim;
-    ASSERT_EQ(FirstDifference(replayed.out, launched.out, live), "") << "step " << step;
-    if (step % 8 == 0 && scenario.batch.batch_size() > 0) {
-      const HostAttentionResult reference = AttendLogicalSequences(
-          LogicalRequestsOf(pool, scenario.batch, data), kHeads, kKvHeads, kHeadDim, options);
-      EXPECT_LE(MaxAbsDiff(replayed.out, reference.out), 3e-2) << "step " << step;
-    }
-  }
+    return RandomScenarioSpec(modes[step % modes.size()], 16, limits, rng);
+  };
+  sequence.check_reference = [](int step) { return step % 8 == 0; };
+  CheckGraphSequence(sequence, rng);
 }
 
 // ----- Tree speculation (topk > 1): the reference reads visibility straight
@@ -318,43 +354,28 @@ TEST_F(TreeGpuTest, ChainTreeEqualsChainVerifyBitForBit) {
 // eager launch and close to the parent-link reference.
 TEST_F(TreeGpuTest, ASequenceOfChangingTreesOnOneCapturedGraphEqualsEager) {
   std::mt19937_64 rng(TestSeed());
-  constexpr int32_t kDrafts = 8, kHeads = 16, kKvHeads = 2, kHeadDim = 128;
-  const DType dtype = DType::kFloat16;
-  const AttentionOptions options = DefaultOptions(kHeadDim);
-  const PlannerConfig config = MustConfig(dtype, kHeads, kKvHeads, kHeadDim, options);
-  std::unique_ptr<GpuAttentionRunner> graph, eager;
-  for (int step = 0; step < 16; ++step) {
-    std::vector<TreeShape> shapes;
-    const int32_t batch_size = 1 + static_cast<int32_t>(rng() % kGraphCapacity);
-    for (int32_t i = 0; i < batch_size; ++i) shapes.push_back(kAllTreeShapes[rng() % 4]);
-    ScenarioSpec spec = TreeVerifySpec(shapes, kDrafts, 2 + static_cast<int32_t>(rng() % 3), 16,
-                                       step % 3 == 0 ? 20 : 2000, rng);
+  GraphSequence sequence;
+  sequence.steps = 16;
+  sequence.dtype = DType::kFloat16;
+  sequence.num_q_heads = 16;
+  sequence.num_kv_heads = 2;
+  sequence.head_dim = 128;
+  sequence.max_q_len = 8;  // num_draft_tokens
+  sequence.tree_masks = TreeMasks::kPerQueryToken;
+  sequence.make_spec = [&](int step) {
+    std::vector<TreeShape> shapes(1 + rng() % kGraphCapacity);
+    for (TreeShape& shape : shapes) shape = kAllTreeShapes[rng() % 4];
+    ScenarioSpec spec =
+        TreeVerifySpec(shapes, sequence.max_q_len, 2 + static_cast<int32_t>(rng() % 3), 16,
+                       step % 3 == 0 ? 20 : 2000, rng);
     if (step % 5 == 4) {  // a chain batch on the same graph
       spec.spec.topk = 1;
       spec.spec.tree_parents.clear();
     }
-    spec.max_context_len = 8192;
-    spec.num_pages = 8192;
-    spec.max_requests = kGraphCapacity + 2;
-    spec.draft_headroom = kDrafts;
-    const Scenario scenario = BuildScenario(spec).value();
-    const KvPagePool& pool = *scenario.pool;
-    if (graph == nullptr) {
-      const PlanShape shape =
-          CaptureShape(pool, kGraphCapacity, kDrafts, TreeMasks::kPerQueryToken);
-      graph = GpuAttentionRunner::Create(pool, shape, config, dtype, LaunchKind::kGraph).value();
-      eager = GpuAttentionRunner::Create(pool, shape, config, dtype, LaunchKind::kEager).value();
-    }
-    const AttentionData data =
-        MakeAttentionData(pool, scenario.batch, kHeads, kKvHeads, kHeadDim, dtype, rng()).value();
-    const AttentionOutputs replayed = graph->Run(data, pool, scenario.batch, options).value();
-    const AttentionOutputs launched = eager->Run(data, pool, scenario.batch, options).value();
-    const int64_t live = int64_t{scenario.batch.descriptor().num_tokens()} * kHeads * kHeadDim;
-    ASSERT_EQ(FirstDifference(replayed.out, launched.out, live), "") << "step " << step;
-    const HostAttentionResult reference = AttendLogicalSequences(
-        LogicalRequestsOf(pool, scenario.batch, data), kHeads, kKvHeads, kHeadDim, options);
-    EXPECT_LE(MaxAbsDiff(replayed.out, reference.out), 3e-2) << "step " << step;
-  }
+    return spec;
+  };
+  sequence.check_reference = [](int) { return true; };
+  CheckGraphSequence(sequence, rng);
 }
 
 }  // namespace

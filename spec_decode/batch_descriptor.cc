@@ -451,6 +451,18 @@ ValidatedBatch::ValidatedBatch(BatchDescriptor batch, const KvPagePool& pool,
       tree_draft_keys_(tree_draft_keys),
       tree_masks_(std::move(tree_masks)) {}
 
+std::vector<int32_t> ValidatedBatch::tree_parents() const {
+  if (!has_tree()) return {};
+  if (IsTargetVerify(batch_.mode)) return batch_.spec.tree_parents;
+  const std::vector<int32_t> step = DraftDecodeParents(batch_.spec.topk, batch_.spec.draft_step);
+  std::vector<int32_t> parents;
+  parents.reserve(step.size() * batch_.requests.size());
+  for (size_t i = 0; i < batch_.requests.size(); ++i) {
+    parents.insert(parents.end(), step.begin(), step.end());
+  }
+  return parents;
+}
+
 absl::StatusOr<ValidatedBatch> BuildBatchDescriptor(const EngineBatchInputs& inputs,
                                                     const KvPagePool& pool) {
   const std::string mode_name = ModeName(inputs.mode);

@@ -173,6 +173,10 @@ class ValidatedBatch {
   bool has_tree() const { return tree_draft_keys_ > 0; }
   int32_t tree_draft_keys() const { return tree_draft_keys_; }
   const std::vector<uint64_t>& tree_masks() const { return tree_masks_; }
+  // The parents of every request's draft keys, [batch, tree_draft_keys()]
+  // request-major: spec.tree_parents in TARGET_VERIFY, DraftDecodeParents for
+  // each request of a tree draft step. Empty without a tree.
+  std::vector<int32_t> tree_parents() const;
 
  private:
   ValidatedBatch(BatchDescriptor batch, const KvPagePool& pool, int32_t tree_draft_keys,

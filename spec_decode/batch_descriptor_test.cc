@@ -338,6 +338,7 @@ TEST_F(BatchDescriptorTest, TreeVerifyCarriesAncestorMasksAndDepthPositions) {
   EXPECT_EQ(batch->tree_masks(), (std::vector<uint64_t>{0b0001, 0b0010, 0b0101, 0b1010, 0b0001,
                                                         0b0011, 0b0111, 0b1111}));
   EXPECT_EQ(batch->requests()[0].kv_len(), 9 + kNumDraftTokens);
+  EXPECT_EQ(batch->tree_parents(), spec.tree_parents);
   // Derived positions follow the tree too, and the descriptor revalidates.
   inputs.positions.clear();
   absl::StatusOr<ValidatedBatch> derived = BuildBatchDescriptor(inputs, pool_);

@@ -6,41 +6,22 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "spec_decode/draft_tree.h"
-#include "spec_decode/forward_mode.h"
 
 namespace paged_attention {
-namespace {
-
-// The parents of request i's draft keys, from the descriptor's spec (not from
-// any planner output): tree_parents for a tree verify, the branch chains of a
-// tree draft decode step; empty for other batches.
-std::vector<int32_t> DraftParentsOf(const ValidatedBatch& batch, size_t i) {
-  const BatchDescriptor& descriptor = batch.descriptor();
-  const SpecInfo& spec = descriptor.spec;
-  if (IsTargetVerify(descriptor.mode) && !spec.tree_parents.empty()) {
-    const size_t nd = spec.num_draft_tokens;
-    return std::vector<int32_t>(spec.tree_parents.begin() + i * nd,
-                                spec.tree_parents.begin() + (i + 1) * nd);
-  }
-  if (IsDecode(descriptor.mode) && spec.draft_step >= 0 && spec.topk > 1) {
-    return DraftDecodeParents(spec.topk, spec.draft_step);
-  }
-  return {};
-}
-
-}  // namespace
-
 std::vector<LogicalRequest> LogicalRequestsOf(const KvPagePool& pool, const ValidatedBatch& batch,
                                               const AttentionData& data) {
   const int64_t q_row = int64_t{data.num_q_heads} * data.head_dim;
   std::vector<LogicalRequest> requests;
+  const std::vector<int32_t> parents = batch.tree_parents();  // empty without a tree
+  const size_t draft_keys = batch.tree_draft_keys();
   int64_t token = 0;
   for (const RequestEntry& entry : batch.requests()) {
     LogicalRequest request;
     request.q_len = entry.new_tokens;
     request.k_len = entry.prefix_len + entry.new_tokens;
-    request.draft_parents = DraftParentsOf(batch, requests.size());
+    // Straight from the descriptor's trees, not from any planner output.
+    request.draft_parents.assign(parents.begin() + requests.size() * draft_keys,
+                                 parents.begin() + (requests.size() + 1) * draft_keys);
     for (int64_t e = 0; e < request.q_len * q_row; ++e) {
       request.q.push_back(DecodeElement(data.dtype, data.q.data(), token * q_row + e));
     }

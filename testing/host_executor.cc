@@ -28,14 +28,6 @@ KeyRange VisibleKeys(int64_t j, int64_t q_len, int64_t k_len, const AttentionOpt
   return {first, std::min(diagonal, k_len - 1)};
 }
 
-// Whether the metadata's tree mask (if any) lets query token `token` of a
-// request with k_len keys see key t (attention_metadata.h).
-bool TreeMaskAllows(const AttentionMetadata& md, int64_t token, int64_t k_len, int64_t t) {
-  if (md.tree_mask == nullptr) return true;
-  const int64_t bit = t - (k_len - kTreeMaskKeys);
-  return bit < 0 || ((md.tree_mask[token] >> bit) & 1) != 0;
-}
-
 // Whether draft node `node` of a tree given by `parents` descends from (or
 // is) draft node `key`: a walk up the parent links, independent of any mask.
 bool IsAncestorOrSelf(const std::vector<int32_t>& parents, int64_t key, int64_t node) {
@@ -104,7 +96,7 @@ absl::StatusOr<HostAttentionResult> RunHostPagedAttention(const PagedAttentionAr
         scores.assign(keys.last - keys.first + 1, 0.0);
         double max_score = kNegInf;
         for (int64_t t = keys.first; t <= keys.last; ++t) {
-          if (!TreeMaskAllows(md, token, k_len, t)) {
+          if (!TreeMaskAllows(md.tree_mask, token, k_len, t)) {
             scores[t - keys.first] = kNegInf;
             continue;
           }
@@ -189,7 +181,7 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
     std::vector<double> scores;
     double max_score = kNegInf;
     for (int64_t t = lo; t < hi; ++t) {
-      if (!TreeMaskAllows(md, q_begin + j, k_len, t)) {
+      if (!TreeMaskAllows(md.tree_mask, q_begin + j, k_len, t)) {
         scores.push_back(kNegInf);
         continue;
       }

@@ -319,9 +319,7 @@ std::vector<double> LowPrecisionReference(const PagedAttentionArgs& args) {
       for (int64_t c = 0; c < d; ++c) q_row[c] = read(args.q, (token * hq + h) * d + c);
       float max_score = -std::numeric_limits<float>::infinity();
       for (int64_t t = first; t <= last; ++t) {
-        const int64_t tree_bit = t - (k_len - kTreeMaskKeys);
-        if (md.tree_mask != nullptr && tree_bit >= 0 &&
-            ((md.tree_mask[token] >> tree_bit) & 1) == 0) {
+        if (!TreeMaskAllows(md.tree_mask, token, k_len, t)) {
           scores[t - first] = -std::numeric_limits<float>::infinity();
           continue;
         }

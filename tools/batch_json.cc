@@ -584,19 +584,6 @@ absl::Status UseCommonPool(std::vector<ScenarioSpec>& specs) {
   return absl::OkStatus();
 }
 
-std::vector<int32_t> TreeParentsOf(const ValidatedBatch& batch) {
-  if (!batch.has_tree()) return {};
-  const SpecInfo& spec = batch.descriptor().spec;
-  if (batch.mode() == ForwardMode::kTargetVerify) return spec.tree_parents;
-  const std::vector<int32_t> step = DraftDecodeParents(spec.topk, spec.draft_step);
-  std::vector<int32_t> parents;
-  parents.reserve(step.size() * batch.batch_size());
-  for (int32_t i = 0; i < batch.batch_size(); ++i) {
-    parents.insert(parents.end(), step.begin(), step.end());
-  }
-  return parents;
-}
-
 absl::Status WriteMetadataJson(const HostMetadata& metadata, const ValidatedBatch& validated,
                                const KvPagePool& pool, absl::string_view run, TextSink sink) {
   const BatchDescriptor& batch = validated.descriptor();
@@ -720,7 +707,7 @@ absl::Status WriteMetadataJson(const HostMetadata& metadata, const ValidatedBatc
     // the keys each of its query rows sees: the committed keys and the draft
     // keys its mask holds (its ancestors and itself).
     const int64_t draft_keys = validated.tree_draft_keys();
-    const std::vector<int32_t> parents = TreeParentsOf(validated);
+    const std::vector<int32_t> parents = validated.tree_parents();
     const std::vector<uint64_t>& masks = validated.tree_masks();
     absl::StrAppend(&text, ",\"tree\":{\"draft_keys\":", draft_keys, ",\"parents\":[");
     for (int64_t i = 0; i < live; ++i) {

@@ -107,11 +107,6 @@ absl::Status WriteMetadataJson(const HostMetadata& metadata, const ValidatedBatc
 absl::StatusOr<std::string> MetadataJson(const HostMetadata& metadata, const ValidatedBatch& batch,
                                          const KvPagePool& pool, absl::string_view run = "");
 
-// The parents of every draft node of a tree batch, [batch, tree_draft_keys()]
-// request-major: TARGET_VERIFY's spec.tree_parents, a draft decode step's
-// DraftDecodeParents for every request. Empty for a batch without a tree.
-std::vector<int32_t> TreeParentsOf(const ValidatedBatch& batch);
-
 }  // namespace paged_attention
 
 #endif  // TOOLS_BATCH_JSON_H_

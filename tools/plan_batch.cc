@@ -191,7 +191,7 @@ absl::Status Dump(const std::string& dir, const RunConfig& config, const Attenti
   }
   // Bounded by kMaxDumpMaskBytes (CheckRunLimits).
   const std::vector<uint8_t> mask = VisibilityMask(validated, max_k, config.window_left);
-  const std::vector<int32_t> parents = TreeParentsOf(validated);
+  const std::vector<int32_t> parents = validated.tree_parents();
   const int64_t draft_keys = validated.tree_draft_keys();
   struct Array {
     const char* name;

@@ -59,6 +59,15 @@ struct AttentionMetadata {
   WorkPlanView plan;
 };
 
+// Whether `tree_mask` (AttentionMetadata::tree_mask, null: no tree) lets query
+// token `token` of a request with k_len keys see key `key`. Host side; the
+// kernel applies the same rule per tile.
+inline bool TreeMaskAllows(const uint64_t* tree_mask, int64_t token, int64_t k_len, int64_t key) {
+  if (tree_mask == nullptr) return true;
+  const int64_t bit = key - (k_len - kTreeMaskKeys);
+  return bit < 0 || ((tree_mask[token] >> bit) & 1) != 0;
+}
+
 static_assert(std::is_trivially_copyable<AttentionMetadata>::value,
               "AttentionMetadata is passed by value to CUDA kernels");
 

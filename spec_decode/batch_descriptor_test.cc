@@ -356,6 +356,7 @@ TEST_F(BatchDescriptorTest, ChainVerifyWithoutParentsIsNotATree) {
   ASSERT_TRUE(batch.ok()) << batch.status();
   EXPECT_FALSE(batch->has_tree());
   EXPECT_TRUE(batch->tree_masks().empty());
+  EXPECT_TRUE(batch->tree_parents().empty());
 }
 
 TEST_F(BatchDescriptorTest, TreeDraftDecodeStepWritesOneTokenPerBranch) {
@@ -370,6 +371,7 @@ TEST_F(BatchDescriptorTest, TreeDraftDecodeStepWritesOneTokenPerBranch) {
   EXPECT_EQ(batch->requests()[0], (RequestEntry{.row = 1, .prefix_len = 13, .new_tokens = 3}));
   EXPECT_EQ(batch->tree_draft_keys(), 9);
   EXPECT_EQ(batch->tree_masks(), (std::vector<uint64_t>{0b001001001, 0b010010010, 0b100100100}));
+  EXPECT_EQ(batch->tree_parents(), (std::vector<int32_t>{-1, -1, -1, 0, 1, 2, 3, 4, 5}));
 }
 
 TEST_F(BatchDescriptorTest, BuildFailsOnTreeVerifyWithoutParents) {

@@ -19,8 +19,6 @@ constexpr size_t kWorkspaceAlignment = 256;
 // Merge-step blocks per attention worker: enough to spread a few thousand
 // merge rows over the GPU in one wave.
 constexpr int64_t kMergeBlocksPerWorker = 4;
-constexpr int64_t kMaxZeroFillBlocks = 512;
-constexpr int64_t kZeroFillThreads = 128;
 constexpr int64_t kMergeWarpsPerBlock = 4;  // one (task, row) item per warp
 
 // Diagnostic switch (A/B timing, fault isolation): PA_ATTENTION_NO_WGMMA=1
@@ -292,18 +290,16 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim);
   RETURN_IF_ERROR(CudaCall(kernel.launch(params, stream), "paged attention kernel launch"));
   // Rows of any unit: the query rows of the longest request, at most a unit's.
+  // Units of <= kFusedMergeMaxRows rows are merged by the attention kernel, so
+  // a plan of only those (decode) launches no merge kernel.
   const int32_t rows_per_task =
       static_cast<int32_t>(std::min<int64_t>(kUnitRows, int64_t{md.max_seq_len_q} * params.group));
+  if (plan.max_merge_tasks == 0 || rows_per_task <= kFusedMergeMaxRows) return absl::OkStatus();
   const int64_t merge_blocks =
       std::min<int64_t>(CeilDiv(int64_t{plan.max_merge_tasks} * rows_per_task, kMergeWarpsPerBlock),
                         int64_t{plan.num_workers} * kMergeBlocksPerWorker);
-  const int64_t zero_fill_pieces =
-      int64_t{plan.max_zero_fill_tokens} * args.num_q_heads * args.head_dim / 8;
-  const int64_t zero_fill_blocks =
-      std::min<int64_t>(CeilDiv(zero_fill_pieces, kZeroFillThreads), kMaxZeroFillBlocks);
   return CudaCall(LaunchPagedAttentionMerge(args.dtype, args.head_dim, rows_per_task, params,
-                                            static_cast<int32_t>(merge_blocks),
-                                            static_cast<int32_t>(zero_fill_blocks), stream),
+                                            static_cast<int32_t>(merge_blocks), stream),
                   "paged attention merge launch");
 }
 

@@ -59,12 +59,14 @@ absl::Status CanImplement(const PagedAttentionArgs& args);
 // the plan cuts nothing.
 size_t WorkspaceBytes(const AttentionMetadata& metadata);
 
-// Enqueues the attention kernel (and, when the plan can cut units or has
-// CUDA-graph padding, the merge step) on `stream`. `args` holds device
+// Enqueues the attention kernel (and, when the plan can cut units of more
+// than kFusedMergeMaxRows rows, the merge kernel) on `stream`. `args` holds device
 // pointers; `workspace` must be 16-byte aligned device memory of at least
 // WorkspaceBytes(args.metadata) (may be null when that is 0). Allocates
 // nothing and never synchronizes the host: safe inside CUDA-graph capture.
-// An empty plan is a no-op. Query tokens of padding rows get zeros and
+// An empty plan is a no-op. The kernel counts finished pieces in the plan's
+// merge tasks (MergeTask::arrivals, back at 0 when it ends): one plan must not
+// run on two streams at once. Query tokens of padding rows get zeros and
 // lse = -inf; rows of out/lse past cu_seqlens_q[batch_size] are untouched.
 // Errors: those of CanImplement; ResourceExhausted if the workspace is too
 // small; Internal for a CUDA launch failure.

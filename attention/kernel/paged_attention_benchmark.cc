@@ -1,5 +1,5 @@
 // Benchmarks of the paged attention kernels on decode / draft-extend / verify
-// shapes, timed as CUDA-graph replays of one launch (attention + merge step)
+// shapes, timed as CUDA-graph replays of one launch (attention [+ merge kernel])
 // with CUDA events: each repetition is the median of 31 replays, with L2
 // flushed before every replay unless the case says l2:warm. The flush reads a
 // 256 MiB buffer (a write would leave 60 MB of dirty lines for the timed call

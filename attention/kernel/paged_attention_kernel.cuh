@@ -20,6 +20,13 @@
 // Key ways are merged through shared memory (LSE-weighted) at the segment's
 // end, so decode (a few rows) keeps all four warps busy.
 //
+// A unit cut into pieces writes float32 partials. When it has at most
+// kFusedMergeMaxRows rows (decode), each worker counts its finished piece on
+// the unit's MergeTask::arrivals and the one that finishes last merges the
+// partials at once (the threadFenceReduction pattern: fence, atomic count,
+// fence), so a split decode is one launch; larger units are left to the merge
+// kernel. CTAs also zero the query tokens of CUDA-graph padding rows.
+//
 // K/V rows outside the segment's key range are never read (zero-filled), so
 // NaN in unused pool slots cannot leak through 0 * NaN.
 #ifndef ATTENTION_KERNEL_PAGED_ATTENTION_KERNEL_CUH_
@@ -32,6 +39,7 @@
 #include <cstdint>
 
 #include "attention/base/ceil_div.h"
+#include "attention/kernel/merge_partials.cuh"
 #include "attention/kernel/paged_attention_kernel.h"
 #include "attention/kernel/tile_math.cuh"
 #include "attention/planner/work_plan.h"
@@ -60,8 +68,9 @@ struct KernelTraits {
   static constexpr int kMergeStateFloats = 4 * 32;                 // m0, m1, l0, l1 per lane
   static constexpr int kMergeStateBytes = 2 * kMergeStateFloats * 4;
   static constexpr int kBarrierBytes = 2 * kStages * 8;
-  static constexpr int kSmemBytes =
-      kQBytes + kRingBytes + kMergeStateBytes + kBarrierBytes + 1024;  // + alignment slack
+  static constexpr int kFlagBytes = 16;  // "this worker merges the unit", broadcast
+  static constexpr int kSmemBytes = kQBytes + kRingBytes + kMergeStateBytes + kBarrierBytes +
+                                    kFlagBytes + 1024;  // + alignment slack
 
   static_assert(kUnitRows == kConsumerWarps * 16, "one m16 row block per consumer warp");
   static_assert(kKeysPerTile % 16 == 0, "whole mma k16 steps of P V");
@@ -72,6 +81,8 @@ struct KernelTraits {
   static_assert(kStages >= kConsumerWarps, "stages >= key ways");
   // The merge of key ways reuses the query tile for two warps' O (fp32).
   static_assert(kQBytes >= 2 * 16 * kHeadDim * 4, "merge scratch fits the query tile");
+  // The fused merge's per-warp weight tables reuse the query tile too.
+  static_assert(kQBytes >= kConsumerWarps * kMergeWeights * 4, "weights fit the query tile");
   static_assert(2 * kSmemBytes + 2 * 1024 <= 228 * 1024, "two CTAs per SM");
 };
 
@@ -90,7 +101,8 @@ __device__ __forceinline__ WorkSegment LoadSegment(const WorkSegment* segment) {
   s.q_begin = b.z;
   s.q_len = b.w;
   s.k_len = c.x;
-  s.reserved[0] = s.reserved[1] = s.reserved[2] = 0;
+  s.merge_task = c.y;
+  s.reserved[0] = s.reserved[1] = 0;
   return s;
 }
 
@@ -499,11 +511,39 @@ __device__ __forceinline__ void WriteRows(const PagedAttentionParams& p, const U
   }
 }
 
+// Called by the four consumer warps after they wrote this worker's partial of
+// a cut unit of <= kFusedMergeMaxRows rows: counts the piece on the unit's
+// merge task and, if it was the last one, merges the unit's partials (one
+// warp per row; `scratch` holds the warps' weight tables).
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, int merge_task,
+                                                 float* scratch, int* is_last) {
+  ConsumerBarrier();  // every consumer warp's partial stores are issued
+  if (threadIdx.x == 0) {
+    // MergeTask::arrivals is the one plan word a kernel writes (work_plan.h).
+    MergeTask* task = const_cast<MergeTask*>(p.plan.merge_tasks) + merge_task;
+    const unsigned last = static_cast<unsigned>(__ldg(&task->num_partials) - 1);
+    __threadfence();  // release: the CTA's partials (ordered by the barrier) before the count
+    // atomicInc wraps to 0 at `last`: the count is back at 0 for the next launch.
+    const bool finished_last = atomicInc(reinterpret_cast<unsigned*>(&task->arrivals), last) == last;
+    if (finished_last) __threadfence();  // acquire: the other pieces' partials after the count
+    *is_last = finished_last ? 1 : 0;
+  }
+  ConsumerBarrier();
+  if (*is_last == 0) return;
+  const MergeTask task = LoadMergeTask(p.plan.merge_tasks + merge_task);
+  const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
+  const int warp = threadIdx.x / 32;
+  for (int row = warp; row < rows; row += KernelTraits<kHeadDim>::kConsumerWarps) {
+    MergeRow<T>(p, kHeadDim, task, row, scratch + warp * kMergeWeights);
+  }
+}
+
 template <typename T, int kHeadDim, bool kTreeMasks>
 __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* q_smem, T* k_ring, T* v_ring,
                                                 float* merge_state, uint64_t* full,
-                                                uint64_t* empty) {
+                                                uint64_t* empty, int* is_last) {
   using Traits = KernelTraits<kHeadDim>;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int warp = threadIdx.x / 32;
@@ -605,6 +645,9 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     if (key_way == 0 && has_rows) {
       WriteRows<T, kHeadDim>(p, unit, row_block, segment.partial, state);
     }
+    if (segment.partial >= 0 && unit.rows <= kFusedMergeMaxRows) {
+      MergeIfLastPiece<T, kHeadDim>(p, segment.merge_task, merge_o, is_last);
+    }
   }
 }
 
@@ -624,10 +667,14 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
   float* merge_state = reinterpret_cast<float*>(v_ring + Traits::kStages * Traits::kTileElems);
   uint64_t* full = reinterpret_cast<uint64_t*>(merge_state + 2 * Traits::kMergeStateFloats);
   uint64_t* empty = full + Traits::kStages;
+  int* is_last = reinterpret_cast<int*>(empty + Traits::kStages);
 
   // The merge step may launch now (it waits for this grid's end before it
   // reads anything): its launch overlaps this kernel instead of following it.
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  if (p.plan.max_zero_fill_tokens > 0) {  // a CUDA-graph capacity with padding rows
+    ZeroFillPadding<T>(p, kHeadDim, blockIdx.x, gridDim.x, Traits::kThreads, threadIdx.x);
+  }
   const int segment_begin = p.plan.worker_begin[blockIdx.x];
   const int segment_end = p.plan.worker_begin[blockIdx.x + 1];
   if (segment_begin >= segment_end) return;  // an idle worker (whole CTA)
@@ -644,7 +691,7 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
     ProduceSegments<T, kHeadDim>(p, segment_begin, segment_end, k_ring, v_ring, full, empty);
   } else {
     ConsumeSegments<T, kHeadDim, kTreeMasks>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
-                                             merge_state, full, empty);
+                                             merge_state, full, empty, is_last);
   }
 }
 

@@ -54,8 +54,10 @@ static_assert(std::is_trivially_copyable<PagedAttentionParams>::value,
 
 // The attention kernel for one (dtype, head_dim), one instantiation per .cu
 // file. Grid: params.plan.num_workers CTAs; each runs its plan segments and
-// writes out/lse (uncut units) or its partial (cut units). Returns the
-// launch error.
+// writes out/lse (uncut units) or its partial (cut units); the worker that
+// finishes the last piece of a cut unit of <= kFusedMergeMaxRows rows merges
+// it. Every CTA also zero-fills its share of the CUDA-graph padding tokens.
+// Returns the launch error.
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaStream_t stream);
 
@@ -76,16 +78,16 @@ PA_DECLARE_ATTENTION_KERNEL(DType::kFloat16, 128);
 PA_DECLARE_ATTENTION_KERNEL(DType::kFloat16, 256);
 #undef PA_DECLARE_ATTENTION_KERNEL
 
-// The merge step: combines the partials of every merge task of the plan
-// (LSE-weighted, in partial order) into out/lse, and writes zeros / -inf to
-// the query tokens of CUDA-graph padding rows. Its merge blocks take one
-// (task, row) item at a time for rows < rows_per_task (an upper bound on any
-// unit's rows); `merge_blocks` and `zero_fill_blocks` size its grid (either
-// may be 0). Launch right after the attention kernel on the same stream: it is
-// launched as its programmatic dependent and waits for it on the device.
+// The merge kernel: combines the partials of the plan's merge tasks whose
+// units have more than kFusedMergeMaxRows rows (work_plan.h; the attention
+// kernel merges the others itself), LSE-weighted in partial order. Its
+// `merge_blocks` blocks take one (task, row) item per warp for rows <
+// rows_per_task (an upper bound on any unit's rows); 0 blocks launch nothing.
+// Launch right after the attention kernel on the same stream: it is launched
+// as its programmatic dependent and waits for it on the device.
 cudaError_t LaunchPagedAttentionMerge(DType dtype, int32_t head_dim, int32_t rows_per_task,
                                       const PagedAttentionParams& params, int32_t merge_blocks,
-                                      int32_t zero_fill_blocks, cudaStream_t stream);
+                                      cudaStream_t stream);
 
 }  // namespace paged_attention
 

@@ -1,13 +1,9 @@
-// The merge step of the paged attention kernel (paged_attention_kernel.h):
-//   out = sum_s w_s * O_s / sum_s w_s,  w_s = exp(lse_s - max_s lse_s),
-//   lse = max + log(sum_s w_s),
-// per (query token, query head) of every cut unit, over its partials in plan
-// order (deterministic). One warp per (merge task, row) item: its lanes load
-// the partials' LSEs at once, then sum 16-byte pieces of the row over the
-// partials with eight loads in flight each, so a unit cut into 30 pieces costs
-// a few round trips, not 30. Warps loop over items, so the grid stays one wave
-// however large the captured capacity. Extra blocks zero the query tokens of
-// CUDA-graph padding rows (out = 0, lse = -inf).
+// The merge kernel of the paged attention kernel (paged_attention_kernel.h):
+// combines the partials of the plan's merge tasks whose units have more than
+// kFusedMergeMaxRows rows (the attention kernel merges smaller units itself),
+// with merge_partials.cuh's formula. One warp per (merge task, row) item;
+// warps loop over items, so the grid stays one wave however large the
+// captured capacity.
 //
 // Launched as a programmatic dependent of the attention kernel: its launch
 // overlaps the attention kernel's tail and it waits (griddepcontrol.wait)
@@ -18,180 +14,37 @@
 
 #include <cstdint>
 
+#include "attention/kernel/merge_partials.cuh"
 #include "attention/kernel/paged_attention_kernel.h"
 #include "attention/kernel/tile_math.cuh"
 
 namespace paged_attention {
 namespace {
 
+using attention_kernel::kMergeWeights;
+using attention_kernel::LoadMergeTask;
+using attention_kernel::MergeRow;
+
 constexpr int kMergeThreads = 128;
 constexpr int kMergeWarps = kMergeThreads / 32;
-// Partials one warp's weights table holds per round (more are done in rounds).
-constexpr int kMaxWeights = 512;
-constexpr int kUnroll = 8;
-// float4 pieces of a row one lane group holds at most (head_dim 256).
-constexpr int kMaxPieces = 2;
-
-template <typename T>
-__device__ __forceinline__ void StoreFour(T* out, float4 value);
-
-template <>
-__device__ __forceinline__ void StoreFour<__nv_bfloat16>(__nv_bfloat16* out, float4 value) {
-  __nv_bfloat162 lo = __floats2bfloat162_rn(value.x, value.y);
-  __nv_bfloat162 hi = __floats2bfloat162_rn(value.z, value.w);
-  *reinterpret_cast<uint2*>(out) =
-      make_uint2(*reinterpret_cast<uint32_t*>(&lo), *reinterpret_cast<uint32_t*>(&hi));
-}
-
-template <>
-__device__ __forceinline__ void StoreFour<__half>(__half* out, float4 value) {
-  __half2 lo = __floats2half2_rn(value.x, value.y);
-  __half2 hi = __floats2half2_rn(value.z, value.w);
-  *reinterpret_cast<uint2*>(out) =
-      make_uint2(*reinterpret_cast<uint32_t*>(&lo), *reinterpret_cast<uint32_t*>(&hi));
-}
-
-__device__ __forceinline__ MergeTask LoadTask(const MergeTask* task) {
-  const int4* words = reinterpret_cast<const int4*>(task);
-  const int4 a = __ldg(words), b = __ldg(words + 1);
-  MergeTask t;
-  t.request = a.x;
-  t.kv_head = a.y;
-  t.unit_tile = a.z;
-  t.first_partial = a.w;
-  t.num_partials = b.x;
-  t.q_begin = b.y;
-  t.q_len = b.z;
-  t.reserved = 0;
-  return t;
-}
-
-__device__ __forceinline__ void AddScaled(float4& acc, float w, const float4& v) {
-  acc.x += w * v.x;
-  acc.y += w * v.y;
-  acc.z += w * v.z;
-  acc.w += w * v.w;
-}
-
-// Merges row `row` of `task` with one warp: the lanes load the partials' LSEs
-// side by side, then split into `groups` lane groups that each sum every
-// groups-th partial over the row's 16-byte pieces with kUnroll loads in
-// flight, and fold the groups with shuffles.
-template <typename T>
-__device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const MergeTask& task,
-                         int row, float* weights) {
-  const int lane = threadIdx.x % 32;
-  const int n = task.num_partials;
-  const float* lse_of = p.partial_lse + int64_t{task.first_partial} * kUnitRows + row;
-  float max_lse = -INFINITY;
-  for (int j = lane; j < n; j += 32) max_lse = fmaxf(max_lse, __ldg(lse_of + j * kUnitRows));
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    max_lse = fmaxf(max_lse, __shfl_xor_sync(0xffffffffu, max_lse, offset));
-  }
-  const int pieces = head_dim / 4;                  // float4 pieces of a row: 16..64
-  const int lanes_per_piece_set = min(32, pieces);  // lanes covering one copy of the row
-  const int groups = 32 / lanes_per_piece_set;      // partials summed side by side
-  const int group = lane / lanes_per_piece_set;
-  const int first_piece = lane % lanes_per_piece_set;
-  const int64_t stride = int64_t{kUnitRows} * head_dim / 4;  // float4s from one partial to the next
-  float4 acc[kMaxPieces];
-#pragma unroll
-  for (int k = 0; k < kMaxPieces; ++k) acc[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  float sum = 0.0f;
-  for (int base = 0; base < n; base += kMaxWeights) {
-    const int count = min(kMaxWeights, n - base);
-    for (int j = lane; j < count; j += 32) {
-      const float w =
-          max_lse == -INFINITY ? 0.0f : expf(__ldg(lse_of + (base + j) * kUnitRows) - max_lse);
-      weights[j] = w;
-      sum += w;
-    }
-    __syncwarp();
-    const float4* first = reinterpret_cast<const float4*>(
-        p.partial_out + (int64_t{task.first_partial + base} * kUnitRows + row) * head_dim);
-#pragma unroll
-    for (int k = 0; k < kMaxPieces; ++k) {
-      const int piece = first_piece + k * lanes_per_piece_set;
-      if (piece >= pieces) break;
-      int j = group;
-      for (; j + (kUnroll - 1) * groups < count; j += kUnroll * groups) {
-        float4 v[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(first + (j + u * groups) * stride + piece);
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) AddScaled(acc[k], weights[j + u * groups], v[u]);
-      }
-      for (; j < count; j += groups)
-        AddScaled(acc[k], weights[j], __ldg(first + j * stride + piece));
-    }
-    __syncwarp();  // weights are rewritten by the next round
-  }
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-  // Fold the lane groups (lanes lanes_per_piece_set apart hold the same pieces).
-  for (int offset = lanes_per_piece_set; offset < 32; offset *= 2) {
-#pragma unroll
-    for (int k = 0; k < kMaxPieces; ++k) {
-      acc[k].x += __shfl_xor_sync(0xffffffffu, acc[k].x, offset);
-      acc[k].y += __shfl_xor_sync(0xffffffffu, acc[k].y, offset);
-      acc[k].z += __shfl_xor_sync(0xffffffffu, acc[k].z, offset);
-      acc[k].w += __shfl_xor_sync(0xffffffffu, acc[k].w, offset);
-    }
-  }
-  if (group != 0) return;
-  const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
-  const int packed = task.unit_tile * kUnitRows + row;
-  const int token = task.q_begin + packed / p.group;
-  const int head = task.kv_head * p.group + packed % p.group;
-  T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * head_dim;
-#pragma unroll
-  for (int k = 0; k < kMaxPieces; ++k) {
-    const int piece = first_piece + k * lanes_per_piece_set;
-    if (piece >= pieces) break;
-    StoreFour<T>(out + piece * 4, make_float4(acc[k].x * inv_sum, acc[k].y * inv_sum,
-                                              acc[k].z * inv_sum, acc[k].w * inv_sum));
-  }
-  if (p.lse != nullptr && lane == 0) {
-    p.lse[int64_t{head} * p.total_q_tokens + token] = sum > 0.0f ? max_lse + logf(sum) : -INFINITY;
-  }
-}
 
 template <typename T>
 __global__ void __launch_bounds__(kMergeThreads)
-    MergeKernel(const PagedAttentionParams p, int32_t head_dim, int32_t rows_per_task,
-                int32_t merge_blocks) {
-  __shared__ float weights[kMergeWarps][kMaxWeights];
+    MergeKernel(const PagedAttentionParams p, int32_t head_dim, int32_t rows_per_task) {
+  __shared__ float weights[kMergeWarps][kMergeWeights];
   // Everything below reads what the attention kernel wrote: wait for it
   // (this grid may have launched early, as a programmatic dependent).
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
-  if (static_cast<int>(blockIdx.x) < merge_blocks) {
-    const int warp = threadIdx.x / 32;
-    const int items = p.plan.counters[kPlanNumMergeTasks] * rows_per_task;
-    for (int item = blockIdx.x * kMergeWarps + warp; item < items;
-         item += merge_blocks * kMergeWarps) {
-      const MergeTask task = LoadTask(p.plan.merge_tasks + item / rows_per_task);
-      const int row = item % rows_per_task;
-      if (row >= min(kUnitRows, task.q_len * p.group - task.unit_tile * kUnitRows)) continue;
-      MergeRow<T>(p, head_dim, task, row, weights[warp]);
-    }
-    return;
-  }
-  // Zero-fill the padding tokens [begin, end).
-  const int begin = p.plan.counters[kPlanZeroFillBegin];
-  const int tokens = p.plan.counters[kPlanZeroFillEnd] - begin;
-  if (tokens <= 0) return;
-  const int64_t stride = int64_t{gridDim.x - merge_blocks} * kMergeThreads;
-  const int64_t first = int64_t{blockIdx.x - merge_blocks} * kMergeThreads + threadIdx.x;
-  const int64_t pieces = int64_t{tokens} * p.num_q_heads * head_dim / 8;  // 16-byte pieces
-  uint4* out =
-      reinterpret_cast<uint4*>(static_cast<T*>(p.out) + int64_t{begin} * p.num_q_heads * head_dim);
-  for (int64_t i = first; i < pieces; i += stride) out[i] = make_uint4(0, 0, 0, 0);
-  if (p.lse != nullptr) {
-    for (int64_t i = first; i < int64_t{tokens} * p.num_q_heads; i += stride) {
-      const int64_t head = i / tokens;
-      p.lse[head * p.total_q_tokens + begin + i % tokens] = -INFINITY;
-    }
+  const int warp = threadIdx.x / 32;
+  const int items = p.plan.counters[kPlanNumMergeTasks] * rows_per_task;
+  for (int item = blockIdx.x * kMergeWarps + warp; item < items; item += gridDim.x * kMergeWarps) {
+    const MergeTask task = LoadMergeTask(p.plan.merge_tasks + item / rows_per_task);
+    const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
+    // Small units were merged by the attention kernel.
+    if (rows <= kFusedMergeMaxRows) continue;
+    const int row = item % rows_per_task;
+    if (row >= rows) continue;
+    MergeRow<T>(p, head_dim, task, row, weights[warp]);
   }
 }
 
@@ -199,27 +52,25 @@ __global__ void __launch_bounds__(kMergeThreads)
 
 cudaError_t LaunchPagedAttentionMerge(DType dtype, int32_t head_dim, int32_t rows_per_task,
                                       const PagedAttentionParams& params, int32_t merge_blocks,
-                                      int32_t zero_fill_blocks, cudaStream_t stream) {
-  const int blocks = merge_blocks + zero_fill_blocks;
-  if (blocks == 0) return cudaSuccess;
+                                      cudaStream_t stream) {
+  if (merge_blocks == 0) return cudaSuccess;
   // A programmatic dependent of the attention kernel just launched on `stream`.
   cudaLaunchAttribute attribute;
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(blocks);
+  config.gridDim = dim3(merge_blocks);
   config.blockDim = dim3(kMergeThreads);
   config.dynamicSmemBytes = 0;
   config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = 1;
   if (dtype == DType::kBFloat16) {
-    return cudaLaunchKernelEx(&config, MergeKernel<__nv_bfloat16>, params, head_dim, rows_per_task,
-                              merge_blocks);
+    return cudaLaunchKernelEx(&config, MergeKernel<__nv_bfloat16>, params, head_dim,
+                              rows_per_task);
   }
   if (dtype == DType::kFloat16) {
-    return cudaLaunchKernelEx(&config, MergeKernel<__half>, params, head_dim, rows_per_task,
-                              merge_blocks);
+    return cudaLaunchKernelEx(&config, MergeKernel<__half>, params, head_dim, rows_per_task);
   }
   return cudaErrorInvalidValue;
 }

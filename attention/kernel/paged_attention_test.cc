@@ -316,18 +316,37 @@ TEST_F(PagedAttentionGpuTest, EmptyBatchIsANoOp) {
   for (float value : *out) ASSERT_TRUE(std::isnan(value));
 }
 
+// One plan launched three times without re-planning (an engine's layers): the
+// decode request's units (4 rows) are merged inside the attention kernel
+// through the merge tasks' arrival counts, which each launch must leave at 0
+// for the next; the others go to the merge kernel.
 TEST_F(PagedAttentionGpuTest, RepeatedRunsAreBitIdentical) {
   BatchSpec spec;
   spec.q_lens = {1, 8, 5};
   spec.k_lens = {3000, 2000, 64};
   spec.pinned_splits = 16;
   HostBatch batch = MakeRandomBatch(OnThisGpu(spec));
+  ASSERT_LE(spec.num_q_heads / spec.num_kv_heads, kFusedMergeMaxRows) << "request 0 merges fused";
+  const Reference ref = ComputeReference(batch);
   absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch);
   ASSERT_TRUE(device.ok()) << device.status();
   const KernelOutput first = RunOnDevice(*device);
-  const KernelOutput second = RunOnDevice(*device);
-  ASSERT_EQ(first.out.size(), second.out.size());
-  EXPECT_EQ(std::memcmp(first.out.data(), second.out.data(), first.out.size() * 4), 0);
+  ExpectMatchesReference(batch, ref, first.out, first.lse, "first run");
+  for (int run = 2; run <= 3; ++run) {
+    const KernelOutput again = RunOnDevice(*device);
+    ASSERT_EQ(first.out.size(), again.out.size());
+    EXPECT_EQ(std::memcmp(first.out.data(), again.out.data(), first.out.size() * 4), 0)
+        << "run " << run;
+    EXPECT_EQ(std::memcmp(first.lse.data(), again.lse.data(), first.lse.size() * 4), 0)
+        << "run " << run;
+  }
+  absl::StatusOr<std::vector<MergeTask>> tasks =
+      device->merge_tasks.Download<MergeTask>(batch.merge_tasks.size());
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_GT(batch.counters[kPlanNumMergeTasks], 0);
+  for (int32_t m = 0; m < batch.counters[kPlanNumMergeTasks]; ++m) {
+    EXPECT_EQ((*tasks)[m].arrivals, 0) << "merge task " << m << " left its arrival count";
+  }
 }
 
 // Capture with capacity metadata and short keys, rewrite the device arrays and

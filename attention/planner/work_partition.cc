@@ -116,7 +116,9 @@ class PlanWriter {
     segment.q_begin = q_begin;
     segment.q_len = cu_seqlens_q_[request + 1] - q_begin;
     segment.k_len = cache_seqlens_[request];
-    segment.reserved[0] = segment.reserved[1] = segment.reserved[2] = 0;
+    // A cut unit's merge task is appended right after its last segment.
+    segment.merge_task = partial >= 0 ? counts_.num_merge_tasks : -1;
+    segment.reserved[0] = segment.reserved[1] = 0;
     const int64_t cost = tile_hi - tile_lo + kSegmentOverheadTiles;
     worker_cost_ += cost;
     counts_.total_cost += cost;
@@ -143,7 +145,7 @@ class PlanWriter {
     task.num_partials = counts_.num_partials - first_partial;
     task.q_begin = cu_seqlens_q_[request];
     task.q_len = cu_seqlens_q_[request + 1] - task.q_begin;
-    task.reserved = 0;
+    task.arrivals = 0;
     return absl::OkStatus();
   }
 

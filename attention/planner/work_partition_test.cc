@@ -121,6 +121,7 @@ void ExpectValidPlan(const Batch& batch, const PartitionConfig& config, const Pl
         EXPECT_EQ(at, hi);
         if (pieces.size() == 1) {
           EXPECT_EQ(pieces[0].partial, -1);
+          EXPECT_EQ(pieces[0].merge_task, -1);
         } else {
           ++expected_merges;
           for (size_t p = 0; p < pieces.size(); ++p) {
@@ -142,6 +143,9 @@ void ExpectValidPlan(const Batch& batch, const PartitionConfig& config, const Pl
     const auto& pieces = by_unit[{task.request, task.kv_head, task.unit_tile}];
     EXPECT_EQ(task.first_partial, pieces.front().partial);
     EXPECT_EQ(task.num_partials, static_cast<int32_t>(pieces.size()));
+    EXPECT_EQ(task.arrivals, 0) << "the kernel's arrival count starts at 0";
+    // Every piece names its unit's task (the kernel's fused merge counts there).
+    for (const WorkSegment& piece : pieces) EXPECT_EQ(piece.merge_task, m);
   }
 }
 

@@ -11,6 +11,9 @@
 // segment writes out/lse directly; a unit cut into several writes one float32
 // partial per segment, and a *merge task* combines them (LSE-weighted, in
 // partial order, so the result does not depend on which worker finished first).
+// Units of at most kFusedMergeMaxRows rows (decode) are merged inside the
+// attention kernel by the worker that finishes their last piece; larger units
+// by the separate merge kernel (see kFusedMergeMaxRows for why).
 //
 // Worker w processes segments [worker_begin[w], worker_begin[w + 1]) in order.
 // The planner computes the plan on the host from the live lengths, for eager
@@ -43,6 +46,20 @@ static_assert(KeysPerTile(64) == 64 && KeysPerTile(128) == 32 && KeysPerTile(256
               "16 KB K+V tiles");
 static_assert(KeysPerTile(256) % 16 == 0, "a tile is a whole number of mma k16 steps");
 
+// Units of at most this many packed rows are merged by the attention kernel
+// itself: the worker that finishes a unit's last piece (MergeTask::arrivals)
+// combines the pieces at once, so a split decode needs no second launch. Larger
+// units go to the merge kernel, which spreads their rows x pieces over the GPU
+// (one CTA merging 64 rows x 30 pieces would take longer than the launch it
+// saves).
+inline constexpr int32_t kFusedMergeMaxRows = 8;
+
+// Packed rows of unit `unit_tile` of a request with q_len query tokens.
+inline constexpr int32_t UnitRowCount(int32_t q_len, int32_t group, int32_t unit_tile) {
+  const int32_t rows = q_len * group - unit_tile * kUnitRows;
+  return rows < kUnitRows ? rows : kUnitRows;
+}
+
 // Keys one tree mask word covers (AttentionMetadata::tree_mask): the last 64
 // of a request.
 inline constexpr int32_t kTreeMaskKeys = 64;
@@ -60,11 +77,12 @@ struct WorkSegment {
   int32_t unit_tile;  // packed rows [unit_tile * kUnitRows, + kUnitRows) of the request
   int32_t key_begin;  // keys [key_begin, key_end) of the request; empty: write zeros
   int32_t key_end;
-  int32_t partial;  // -1: write out/lse directly; else the float32 partial slot
-  int32_t q_begin;  // cu_seqlens_q[request]
-  int32_t q_len;    // query tokens of the request
-  int32_t k_len;    // cache_seqlens[request]
-  int32_t reserved[3];
+  int32_t partial;     // -1: write out/lse directly; else the float32 partial slot
+  int32_t q_begin;     // cu_seqlens_q[request]
+  int32_t q_len;       // query tokens of the request
+  int32_t k_len;       // cache_seqlens[request]
+  int32_t merge_task;  // the unit's MergeTask when partial >= 0; else -1
+  int32_t reserved[2];
 };
 static_assert(sizeof(WorkSegment) == 48 && std::is_trivially_copyable<WorkSegment>::value,
               "WorkSegment is read as three 16-byte words");
@@ -79,7 +97,12 @@ struct MergeTask {
   int32_t num_partials;  // >= 2
   int32_t q_begin;       // cu_seqlens_q[request]
   int32_t q_len;         // query tokens of the request
-  int32_t reserved;
+  // Pieces finished so far, counted by the attention kernel for units it
+  // merges itself (kFusedMergeMaxRows): the planner writes 0, the kernel
+  // counts atomically and wraps it back to 0 on the last piece, so every
+  // launch of a plan finds 0. The one word of a plan a kernel writes: a plan
+  // must not run on two streams at once (its workspace must not either).
+  int32_t arrivals;
 };
 static_assert(sizeof(MergeTask) == 32 && std::is_trivially_copyable<MergeTask>::value,
               "MergeTask is read as two 16-byte words");
@@ -89,7 +112,7 @@ static_assert(sizeof(MergeTask) == 32 && std::is_trivially_copyable<MergeTask>::
 enum PlanCounter : int32_t {
   kPlanNumMergeTasks = 0,
   // Query tokens [zero_begin, zero_end) belong to CUDA-graph padding rows:
-  // the combine step writes zeros to out and -inf to lse there.
+  // the attention kernel writes zeros to out and -inf to lse there.
   kPlanZeroFillBegin = 1,
   kPlanZeroFillEnd = 2,
   kNumPlanCounters = 4,  // padded to 16 bytes
@@ -103,7 +126,7 @@ struct WorkPlanView {
   int32_t max_segments = 0;     // capacity of `segments`
   int32_t max_merge_tasks = 0;  // capacity of `merge_tasks` (0: no merge step)
   int32_t max_partials = 0;     // float32 partial slots the workspace must hold
-  int32_t max_zero_fill_tokens = 0;  // padding query tokens the merge step may zero (graphs)
+  int32_t max_zero_fill_tokens = 0;  // padding query tokens the kernel may zero (graphs)
   // The geometry and mask the plan was made for; the launcher checks them
   // against the call (a plan made for one head_dim or window is wrong for another).
   int32_t num_kv_heads = 0;

@@ -1,0 +1,183 @@
+// Merging a cut unit's partials (work_plan.h), shared by the attention kernel
+// (units of at most kFusedMergeMaxRows rows, merged by the worker that
+// finishes the unit's last piece) and the merge kernel (larger units):
+//   out = sum_s w_s * O_s / sum_s w_s,  w_s = exp(lse_s - max_s lse_s),
+//   lse = max + log(sum_s w_s),
+// over the partials in plan order, so the result does not depend on which
+// worker finished first. Included only by .cu files.
+#ifndef ATTENTION_KERNEL_MERGE_PARTIALS_CUH_
+#define ATTENTION_KERNEL_MERGE_PARTIALS_CUH_
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "attention/kernel/paged_attention_kernel.h"
+#include "attention/planner/work_plan.h"
+
+namespace paged_attention {
+namespace attention_kernel {
+
+// Partials one warp's weights table holds per round (more are done in rounds).
+constexpr int kMergeWeights = 512;
+// Partial loads in flight per lane.
+constexpr int kMergeUnroll = 8;
+// float4 pieces of a row one lane holds at most (head_dim 256).
+constexpr int kMaxMergePieces = 2;
+
+template <typename T>
+__device__ __forceinline__ void StoreFour(T* out, float4 value);
+
+template <>
+__device__ __forceinline__ void StoreFour<__nv_bfloat16>(__nv_bfloat16* out, float4 value) {
+  __nv_bfloat162 lo = __floats2bfloat162_rn(value.x, value.y);
+  __nv_bfloat162 hi = __floats2bfloat162_rn(value.z, value.w);
+  *reinterpret_cast<uint2*>(out) =
+      make_uint2(*reinterpret_cast<uint32_t*>(&lo), *reinterpret_cast<uint32_t*>(&hi));
+}
+
+template <>
+__device__ __forceinline__ void StoreFour<__half>(__half* out, float4 value) {
+  __half2 lo = __floats2half2_rn(value.x, value.y);
+  __half2 hi = __floats2half2_rn(value.z, value.w);
+  *reinterpret_cast<uint2*>(out) =
+      make_uint2(*reinterpret_cast<uint32_t*>(&lo), *reinterpret_cast<uint32_t*>(&hi));
+}
+
+__device__ __forceinline__ MergeTask LoadMergeTask(const MergeTask* task) {
+  const int4* words = reinterpret_cast<const int4*>(task);
+  const int4 a = __ldg(words), b = __ldg(words + 1);
+  MergeTask t;
+  t.request = a.x;
+  t.kv_head = a.y;
+  t.unit_tile = a.z;
+  t.first_partial = a.w;
+  t.num_partials = b.x;
+  t.q_begin = b.y;
+  t.q_len = b.z;
+  t.arrivals = 0;  // not a plan constant: the attention kernel counts there
+  return t;
+}
+
+__device__ __forceinline__ void AddScaled(float4& acc, float w, const float4& v) {
+  acc.x += w * v.x;
+  acc.y += w * v.y;
+  acc.z += w * v.z;
+  acc.w += w * v.w;
+}
+
+// Merges row `row` of `task` with one warp: the lanes load the partials' LSEs
+// side by side, then split into `groups` lane groups that each sum every
+// groups-th partial over the row's 16-byte pieces with kMergeUnroll loads in
+// flight, and fold the groups with shuffles. A unit cut into 30 pieces costs a
+// few round trips, not 30. Partials are read through L2 (ld.global.cg): other
+// CTAs of this very launch may have just written them.
+template <typename T>
+__device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const MergeTask& task,
+                         int row, float* weights) {
+  const int lane = threadIdx.x % 32;
+  const int n = task.num_partials;
+  const float* lse_of = p.partial_lse + int64_t{task.first_partial} * kUnitRows + row;
+  float max_lse = -INFINITY;
+  for (int j = lane; j < n; j += 32) max_lse = fmaxf(max_lse, __ldcg(lse_of + j * kUnitRows));
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    max_lse = fmaxf(max_lse, __shfl_xor_sync(0xffffffffu, max_lse, offset));
+  }
+  const int pieces = head_dim / 4;                  // float4 pieces of a row: 16..64
+  const int lanes_per_piece_set = min(32, pieces);  // lanes covering one copy of the row
+  const int groups = 32 / lanes_per_piece_set;      // partials summed side by side
+  const int group = lane / lanes_per_piece_set;
+  const int first_piece = lane % lanes_per_piece_set;
+  const int64_t stride = int64_t{kUnitRows} * head_dim / 4;  // float4s from one partial to the next
+  float4 acc[kMaxMergePieces];
+#pragma unroll
+  for (int k = 0; k < kMaxMergePieces; ++k) acc[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float sum = 0.0f;
+  for (int base = 0; base < n; base += kMergeWeights) {
+    const int count = min(kMergeWeights, n - base);
+    for (int j = lane; j < count; j += 32) {
+      const float w =
+          max_lse == -INFINITY ? 0.0f : expf(__ldcg(lse_of + (base + j) * kUnitRows) - max_lse);
+      weights[j] = w;
+      sum += w;
+    }
+    __syncwarp();
+    const float4* first = reinterpret_cast<const float4*>(
+        p.partial_out + (int64_t{task.first_partial + base} * kUnitRows + row) * head_dim);
+#pragma unroll
+    for (int k = 0; k < kMaxMergePieces; ++k) {
+      const int piece = first_piece + k * lanes_per_piece_set;
+      if (piece >= pieces) break;
+      int j = group;
+      for (; j + (kMergeUnroll - 1) * groups < count; j += kMergeUnroll * groups) {
+        float4 v[kMergeUnroll];
+#pragma unroll
+        for (int u = 0; u < kMergeUnroll; ++u) v[u] = __ldcg(first + (j + u * groups) * stride + piece);
+#pragma unroll
+        for (int u = 0; u < kMergeUnroll; ++u) AddScaled(acc[k], weights[j + u * groups], v[u]);
+      }
+      for (; j < count; j += groups)
+        AddScaled(acc[k], weights[j], __ldcg(first + j * stride + piece));
+    }
+    __syncwarp();  // weights are rewritten by the next round
+  }
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  // Fold the lane groups (lanes lanes_per_piece_set apart hold the same pieces).
+  for (int offset = lanes_per_piece_set; offset < 32; offset *= 2) {
+#pragma unroll
+    for (int k = 0; k < kMaxMergePieces; ++k) {
+      acc[k].x += __shfl_xor_sync(0xffffffffu, acc[k].x, offset);
+      acc[k].y += __shfl_xor_sync(0xffffffffu, acc[k].y, offset);
+      acc[k].z += __shfl_xor_sync(0xffffffffu, acc[k].z, offset);
+      acc[k].w += __shfl_xor_sync(0xffffffffu, acc[k].w, offset);
+    }
+  }
+  if (group != 0) return;
+  const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
+  const int packed = task.unit_tile * kUnitRows + row;
+  const int token = task.q_begin + packed / p.group;
+  const int head = task.kv_head * p.group + packed % p.group;
+  T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * head_dim;
+#pragma unroll
+  for (int k = 0; k < kMaxMergePieces; ++k) {
+    const int piece = first_piece + k * lanes_per_piece_set;
+    if (piece >= pieces) break;
+    StoreFour<T>(out + piece * 4, make_float4(acc[k].x * inv_sum, acc[k].y * inv_sum,
+                                              acc[k].z * inv_sum, acc[k].w * inv_sum));
+  }
+  if (p.lse != nullptr && lane == 0) {
+    p.lse[int64_t{head} * p.total_q_tokens + token] = sum > 0.0f ? max_lse + logf(sum) : -INFINITY;
+  }
+}
+
+// Writes zeros to out and -inf to lse for the query tokens of CUDA-graph
+// padding rows (plan counters kPlanZeroFillBegin/End), spread over `parts`
+// thread groups of `threads` threads; this thread is `thread` of group `part`.
+template <typename T>
+__device__ void ZeroFillPadding(const PagedAttentionParams& p, int32_t head_dim, int64_t part,
+                                int64_t parts, int threads, int thread) {
+  const int begin = p.plan.counters[kPlanZeroFillBegin];
+  const int tokens = p.plan.counters[kPlanZeroFillEnd] - begin;
+  if (tokens <= 0) return;
+  const int64_t stride = parts * threads;
+  const int64_t first = part * threads + thread;
+  const int64_t pieces = int64_t{tokens} * p.num_q_heads * head_dim / 8;  // 16-byte pieces
+  uint4* out =
+      reinterpret_cast<uint4*>(static_cast<T*>(p.out) + int64_t{begin} * p.num_q_heads * head_dim);
+  for (int64_t i = first; i < pieces; i += stride) out[i] = make_uint4(0, 0, 0, 0);
+  if (p.lse != nullptr) {
+    for (int64_t i = first; i < int64_t{tokens} * p.num_q_heads; i += stride) {
+      const int64_t head = i / tokens;
+      p.lse[head * p.total_q_tokens + begin + i % tokens] = -INFINITY;
+    }
+  }
+}
+
+}  // namespace attention_kernel
+}  // namespace paged_attention
+
+#endif  // ATTENTION_KERNEL_MERGE_PARTIALS_CUH_

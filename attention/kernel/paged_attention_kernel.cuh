@@ -512,12 +512,12 @@ __device__ __forceinline__ void WriteRows(const PagedAttentionParams& p, const U
 }
 
 // Called by the four consumer warps after they wrote this worker's partial of
-// a cut unit of <= kFusedMergeMaxRows rows: counts the piece on the unit's
-// merge task and, if it was the last one, merges the unit's partials (one
-// warp per row; `scratch` holds the warps' weight tables).
+// a cut unit of `rows` rows (MergedByAttentionKernel): counts the piece on the
+// unit's merge task and, if it was the last one, merges the unit's partials
+// (one warp per row; `scratch` holds the warps' weight tables).
 template <typename T, int kHeadDim>
 __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, int merge_task,
-                                                 float* scratch, int* is_last) {
+                                                 int rows, float* scratch, int* is_last) {
   ConsumerBarrier();  // every consumer warp's partial stores are issued
   if (threadIdx.x == 0) {
     // MergeTask::arrivals is the one plan word a kernel writes (work_plan.h).
@@ -532,7 +532,6 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
   ConsumerBarrier();
   if (*is_last == 0) return;
   const MergeTask task = LoadMergeTask(p.plan.merge_tasks + merge_task);
-  const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
   const int warp = threadIdx.x / 32;
   for (int row = warp; row < rows; row += KernelTraits<kHeadDim>::kConsumerWarps) {
     MergeRow<T>(p, kHeadDim, task, row, scratch + warp * kMergeWeights);
@@ -561,7 +560,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const int q_len = segment.q_len;
     const int k_len = segment.k_len;
     unit.unit_row0 = segment.unit_tile * kUnitRows;
-    unit.rows = min(kUnitRows, q_len * p.group - unit.unit_row0);
+    unit.rows = UnitRowCount(q_len, p.group, segment.unit_tile);
     unit.kv_head = segment.kv_head;
     unit.key_begin = segment.key_begin;
     unit.key_end = segment.key_end;
@@ -645,8 +644,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     if (key_way == 0 && has_rows) {
       WriteRows<T, kHeadDim>(p, unit, row_block, segment.partial, state);
     }
-    if (segment.partial >= 0 && unit.rows <= kFusedMergeMaxRows) {
-      MergeIfLastPiece<T, kHeadDim>(p, segment.merge_task, merge_o, is_last);
+    if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
+      MergeIfLastPiece<T, kHeadDim>(p, segment.merge_task, unit.rows, merge_o, is_last);
     }
   }
 }

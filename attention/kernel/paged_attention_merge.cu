@@ -40,8 +40,7 @@ __global__ void __launch_bounds__(kMergeThreads)
   for (int item = blockIdx.x * kMergeWarps + warp; item < items; item += gridDim.x * kMergeWarps) {
     const MergeTask task = LoadMergeTask(p.plan.merge_tasks + item / rows_per_task);
     const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
-    // Small units were merged by the attention kernel.
-    if (rows <= kFusedMergeMaxRows) continue;
+    if (MergedByAttentionKernel(rows)) continue;
     const int row = item % rows_per_task;
     if (row >= rows) continue;
     MergeRow<T>(p, head_dim, task, row, weights[warp]);

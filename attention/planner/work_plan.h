@@ -54,6 +54,13 @@ static_assert(KeysPerTile(256) % 16 == 0, "a tile is a whole number of mma k16 s
 // saves).
 inline constexpr int32_t kFusedMergeMaxRows = 8;
 
+// Whether a cut unit of `unit_rows` packed rows is merged by the attention
+// kernel (else by the merge kernel): the one rule both kernels and the
+// launcher apply.
+inline constexpr bool MergedByAttentionKernel(int32_t unit_rows) {
+  return unit_rows <= kFusedMergeMaxRows;
+}
+
 // Packed rows of unit `unit_tile` of a request with q_len query tokens.
 inline constexpr int32_t UnitRowCount(int32_t q_len, int32_t group, int32_t unit_tile) {
   const int32_t rows = q_len * group - unit_tile * kUnitRows;

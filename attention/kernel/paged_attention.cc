@@ -21,10 +21,16 @@ constexpr size_t kWorkspaceAlignment = 256;
 constexpr int64_t kMergeBlocksPerWorker = 4;
 constexpr int64_t kMergeWarpsPerBlock = 4;  // one (task, row) item per warp
 
-// Diagnostic switch (A/B timing, fault isolation): PA_ATTENTION_NO_WGMMA=1
-// computes every Q K^T with mma.sync. Read once per process.
+// Diagnostic switches (A/B timing, fault isolation), read once per process.
+// PA_ATTENTION_NO_WGMMA=1 computes every Q K^T with mma.sync.
 bool UseWgmma() {
   static const bool use = std::getenv("PA_ATTENTION_NO_WGMMA") == nullptr;
+  return use;
+}
+
+// PA_ATTENTION_NO_TMA=1 streams every K/V tile with cp.async (A/B timing).
+bool UseTma() {
+  static const bool use = std::getenv("PA_ATTENTION_NO_TMA") == nullptr;
   return use;
 }
 
@@ -277,7 +283,9 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   params.group = args.num_q_heads / args.num_kv_heads;
   params.page_size = md.page_size;
   params.max_pages_per_request = md.max_pages_per_request;
+  params.num_pages = args.num_pages;
   params.use_wgmma = UseWgmma() ? 1 : 0;
+  params.use_tma = UseTma() ? 1 : 0;
   params.causal = args.options.mask == MaskMode::kCausal ? 1 : 0;
   params.window_left = params.causal ? args.options.window_left : -1;
   constexpr float kLog2e = 1.4426950408889634f;

@@ -34,9 +34,12 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda.h>  // CUtensorMap (types only: the encoder comes through cudart)
 #include <cuda_runtime.h>
+#include <cudaTypedefs.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "attention/base/ceil_div.h"
 #include "attention/kernel/merge_partials.cuh"
@@ -51,9 +54,10 @@ template <int kHeadDim>
 struct KernelTraits {
   static_assert(IsSupportedHeadDim(kHeadDim), "unsupported head_dim");
   static constexpr int kKeysPerTile = KeysPerTile(kHeadDim);
-  // 16 KB stages: 80 KB of K/V in flight per CTA (64 KB at head_dim 256, whose
-  // query tile is larger), two CTAs per SM.
-  static constexpr int kStages = kHeadDim == 256 ? 4 : 5;
+  // 16 KB stages: 64 KB of K/V in flight per CTA, two CTAs per SM. (Five
+  // stages measured the same; four, a multiple of the key ways, keep each
+  // stage's rounds with one key way: see the wait in ConsumeSegments.)
+  static constexpr int kStages = 4;
   static constexpr int kConsumerWarps = 4;
   static constexpr int kConsumerThreads = kConsumerWarps * 32;
   static constexpr int kThreads = kConsumerThreads + 32;   // + the producer warp
@@ -76,9 +80,9 @@ struct KernelTraits {
   static_assert(kKeysPerTile % 16 == 0, "whole mma k16 steps of P V");
   static_assert(kPasses * kRowsPerPass == kKeysPerTile && 32 % kRowsPerPass == 0,
                 "producer passes cover the tile; no pass straddles 32 keys");
-  // A key way never waits on a stage that was not refilled since it last
-  // looked (see the parity argument in ConsumeSegments).
-  static_assert(kStages >= kConsumerWarps, "stages >= key ways");
+  // Every key-way count (1, 2, 4) divides kStages, so each stage's rounds go
+  // to one key way (see the parity argument in ConsumeSegments).
+  static_assert(kStages % kConsumerWarps == 0, "each stage's rounds stay with one key way");
   // The merge of key ways reuses the query tile for two warps' O (fp32).
   static_assert(kQBytes >= 2 * 16 * kHeadDim * 4, "merge scratch fits the query tile");
   // The fused merge's per-warp weight tables reuse the query tile too.
@@ -147,6 +151,52 @@ __device__ __forceinline__ TilePages<Traits::kKeysPerLane> LookUpPages(const int
   return pages;
 }
 
+// Whether the tiles of a unit of `rows` packed rows go by TMA (when the call
+// allows it at all). Measured on the H200 (NOTES.md): TMA frees the issue
+// slots and shared-memory pipe that 16-byte cp.async takes from the math
+// warps, 7-11% faster for units of more than 16 rows, whose consumers are
+// busy; on decode units (<= 16 rows, light consumers) it was 1-5% slower,
+// except at head_dim 64 (64-key tiles: twice the cp.async per tile), where
+// it was 9% faster at batch 1.
+template <int kHeadDim>
+__device__ __forceinline__ bool StreamsByTma(int rows) {
+  return rows > 16 || kHeadDim == 64;
+}
+
+// Issues one key tile whose keys are all in the segment as TMA copies of whole
+// page rows: kKeysPerTile / tma_box_rows boxes (one page, or the tile's part
+// of one page) x K and V x 64-column blocks, one copy per lane; the boxes land
+// in TileOffset's layout (TMA's 128-byte swizzle over 1024-byte-aligned
+// 8-row groups). Lane 0 arrives with the tile's byte count, the others
+// plainly: "full" still counts 32 arrivals per round, as for cp.async tiles.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void IssueTileByTma(const PagedAttentionParams& p,
+                                               const int (&slot)[KernelTraits<kHeadDim>::kKeysPerLane],
+                                               int kv_head, T* k_stage, T* v_stage, uint64_t* full,
+                                               int lane) {
+  using Traits = KernelTraits<kHeadDim>;
+  constexpr int kColumnBlocks = kHeadDim / 64;
+  const int box_rows = p.tma_box_rows;
+  const int column_block = lane % kColumnBlocks;
+  const bool is_v = (lane / kColumnBlocks) % 2 != 0;
+  const int first_key = (lane / (2 * kColumnBlocks)) * box_rows;  // of this lane's box
+  // The box's first slot, from the lane that looked its key up.
+  int box_slot = 0;
+#pragma unroll
+  for (int i = 0; i < Traits::kKeysPerLane; ++i) {
+    const int looked_up = __shfl_sync(kFullMask, slot[i], first_key % 32);
+    if (first_key / 32 == i) box_slot = looked_up;
+  }
+  if (lane == 0) MbarrierArriveExpectTx(full, 2 * Traits::kTileElems * sizeof(T));
+  __syncwarp();
+  if (first_key < Traits::kKeysPerTile) {
+    const uint32_t stage = SmemAddress(is_v ? v_stage : k_stage);
+    TmaLoad3d(stage + column_block * (Traits::kKeysPerTile * 128) + first_key * 128,
+              is_v ? &p.v_tma : &p.k_tma, column_block * 64, kv_head, box_slot, full);
+  }
+  if (lane != 0) MbarrierArrive(full, 1);
+}
+
 template <typename T, int kHeadDim>
 __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* k_ring, T* v_ring,
@@ -165,6 +215,8 @@ __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, i
     const WorkSegment segment = LoadSegment(p.plan.segments + s);
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     if (tiles.num_tiles == 0) continue;
+    const bool tma_unit = p.tma_box_rows > 0 &&
+                          StreamsByTma<kHeadDim>(UnitRowCount(segment.q_len, p.group, segment.unit_tile));
     const int32_t* page_row = p.page_table + int64_t{segment.request} * p.max_pages_per_request;
     const int64_t head_offset = int64_t{segment.kv_head} * kHeadDim + chunk * 8;
     TilePages<Traits::kKeysPerLane> next =
@@ -187,21 +239,28 @@ __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, i
       }
       T* k_stage = k_ring + stage * Traits::kTileElems;
       T* v_stage = v_ring + stage * Traits::kTileElems;
+      const int key0 = (tiles.first_tile + t) * kKeysPerTile;
+      if (tma_unit && key0 >= segment.key_begin &&
+          key0 + kKeysPerTile <= segment.key_end) {
+        // Every key of the tile is in range: whole page rows by TMA.
+        IssueTileByTma<T, kHeadDim>(p, slot, segment.kv_head, k_stage, v_stage, &full[stage], lane);
+      } else {
 #pragma unroll
-      for (int pass = 0; pass < Traits::kPasses; ++pass) {
-        const int row = pass * Traits::kRowsPerPass + row_in_pass;  // key within the tile
-        // Key `row`'s slot was looked up by lane row % 32, in register row / 32
-        // (the same for every lane of the pass).
-        const int key_slot =
-            __shfl_sync(kFullMask, slot[(pass * Traits::kRowsPerPass) / 32], row % 32);
-        const bool valid = key_slot >= 0;
-        const int64_t offset = valid ? int64_t{key_slot} * slot_stride + head_offset : 0;
-        const uint32_t smem_offset = 2 * TileOffset<kHeadDim, kKeysPerTile>(row, chunk);
-        CpAsync16(SmemAddress(k_stage) + smem_offset, k_cache + offset, valid);
-        CpAsync16(SmemAddress(v_stage) + smem_offset, v_cache + offset, valid);
+        for (int pass = 0; pass < Traits::kPasses; ++pass) {
+          const int row = pass * Traits::kRowsPerPass + row_in_pass;  // key within the tile
+          // Key `row`'s slot was looked up by lane row % 32, in register row / 32
+          // (the same for every lane of the pass).
+          const int key_slot =
+              __shfl_sync(kFullMask, slot[(pass * Traits::kRowsPerPass) / 32], row % 32);
+          const bool valid = key_slot >= 0;
+          const int64_t offset = valid ? int64_t{key_slot} * slot_stride + head_offset : 0;
+          const uint32_t smem_offset = 2 * TileOffset<kHeadDim, kKeysPerTile>(row, chunk);
+          CpAsync16(SmemAddress(k_stage) + smem_offset, k_cache + offset, valid);
+          CpAsync16(SmemAddress(v_stage) + smem_offset, v_cache + offset, valid);
+        }
+        // One arrival per lane on "full" once this lane's copies have landed.
+        CpAsyncMbarrierArrive(&full[stage]);
       }
-      // One arrival per lane on "full" once this lane's copies have landed.
-      CpAsyncMbarrierArrive(&full[stage]);
       ++tile_counter;
     }
   }
@@ -596,10 +655,15 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     for (int t = key_way; t < tiles.num_tiles; t += key_ways) {
       const uint32_t g = tile_counter + t;
       const int stage = g % Traits::kStages;
-      // Parity (g / kStages) & 1 names this round of the stage unambiguously:
-      // this warp consumed tile g - key_ways, which the producer issued after
-      // tile g - kStages (kStages >= key_ways), so the stage's previous round
-      // has landed and this wait cannot be satisfied by an older one.
+      // Parity (g / kStages) & 1 names this round of the stage unambiguously
+      // only if the stage's previous round has completed: tiles land out of
+      // order (TMA tiles complete independently of each other), so that must
+      // not depend on other tiles having landed. It holds because kStages is a
+      // multiple of key_ways: within a segment every round of this stage is
+      // consumed by this warp's key way, so this warp waited for the previous
+      // round itself, or it was consumed before the segment's first
+      // ConsumerBarrier. (The stage cannot be a round ahead either: its next
+      // round waits for this warp's release.)
       MbarrierWait(&full[stage], (g / Traits::kStages) & 1);
       if (computes) {
         // The tile arrived through cp.async (generic proxy); wgmma reads it
@@ -654,7 +718,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
 // (AttentionMetadata::tree_mask); the other one never looks at them.
 template <typename T, int kHeadDim, bool kTreeMasks>
 __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
-    PagedAttentionKernel(const PagedAttentionParams p) {
+    PagedAttentionKernel(const __grid_constant__ PagedAttentionParams p) {
   using Traits = KernelTraits<kHeadDim>;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   // Tiles start 1024-byte aligned (the 128-byte swizzle's period), whatever
@@ -687,6 +751,10 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
   }
   __syncthreads();  // the last CTA-wide barrier: roles split below
   if (threadIdx.x >= Traits::kConsumerThreads) {
+    if (p.tma_box_rows > 0 && threadIdx.x == Traits::kConsumerThreads) {
+      PrefetchTmaDescriptor(&p.k_tma);
+      PrefetchTmaDescriptor(&p.v_tma);
+    }
     ProduceSegments<T, kHeadDim>(p, segment_begin, segment_end, k_ring, v_ring, full, empty);
   } else {
     ConsumeSegments<T, kHeadDim, kTreeMasks>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
@@ -739,16 +807,99 @@ cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm) {
   return cudaSuccess;
 }
 
+static_assert(sizeof(TmaDescriptor) == sizeof(CUtensorMap) &&
+                  alignof(TmaDescriptor) == alignof(CUtensorMap),
+              "TmaDescriptor mirrors CUtensorMap");
+
+// Key rows per TMA box for `page_size`, or 0 when tiles do not split into
+// whole boxes of at least 8 rows (the 128-byte swizzle's period): a tile
+// inside one page (page_size a multiple of the tile) or made of whole pages.
+constexpr int TmaBoxRows(int page_size, int keys_per_tile) {
+  if (page_size >= keys_per_tile) return page_size % keys_per_tile == 0 ? keys_per_tile : 0;
+  return page_size >= 8 && keys_per_tile % page_size == 0 ? page_size : 0;
+}
+
+// Fills params->{k,v}_tma and tma_box_rows when TMA can stream this call's
+// pools, else leaves tma_box_rows 0 (every tile by cp.async). The maps of the
+// last pools seen on this thread are reused: encoding is host work only, but
+// it is not free, and an engine launches on the same pools every step.
+template <typename T, int kHeadDim>
+void PrepareTma(PagedAttentionParams* params) {
+  using Traits = attention_kernel::KernelTraits<kHeadDim>;
+  params->tma_box_rows = 0;
+  const int box_rows = TmaBoxRows(params->page_size, Traits::kKeysPerTile);
+  const uint64_t slots = uint64_t(params->num_pages) * uint64_t(params->page_size);
+  if (params->use_tma == 0 || box_rows == 0 || slots == 0 || slots > (uint64_t{1} << 32)) return;
+
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess) {
+      cudaGetLastError();  // no TMA encoder: cp.async only, and no sticky error
+      fn = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  if (encode == nullptr) return;
+
+  struct Cached {
+    const void* k = nullptr;
+    const void* v = nullptr;
+    uint64_t slots = 0;
+    int32_t kv_heads = 0;
+    int32_t box_rows = 0;
+    TmaDescriptor k_tma, v_tma;
+  };
+  static thread_local Cached cached;
+  if (cached.k != params->k_cache || cached.v != params->v_cache || cached.slots != slots ||
+      cached.kv_heads != params->num_kv_heads || cached.box_rows != box_rows) {
+    // (head_dim, kv_head, slot) with the pool's strides; boxes of one
+    // 64-column block x one head x box_rows slots, 128-byte swizzled.
+    const cuuint64_t dims[3] = {cuuint64_t(kHeadDim), cuuint64_t(params->num_kv_heads), slots};
+    const cuuint64_t strides[2] = {cuuint64_t(kHeadDim) * sizeof(T),
+                                   cuuint64_t(params->num_kv_heads) * kHeadDim * sizeof(T)};
+    const cuuint32_t box[3] = {64, 1, cuuint32_t(box_rows)};
+    const cuuint32_t element_strides[3] = {1, 1, 1};
+    const CUtensorMapDataType type = std::is_same<T, __half>::value
+                                         ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                         : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    for (const bool is_v : {false, true}) {
+      void* pool = const_cast<void*>(is_v ? params->v_cache : params->k_cache);
+      auto* map = reinterpret_cast<CUtensorMap*>(is_v ? &cached.v_tma : &cached.k_tma);
+      if (encode(map, type, 3, pool, dims, strides, box, element_strides,
+                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+        cached = Cached{};
+        return;
+      }
+    }
+    cached.k = params->k_cache;
+    cached.v = params->v_cache;
+    cached.slots = slots;
+    cached.kv_heads = params->num_kv_heads;
+    cached.box_rows = box_rows;
+  }
+  params->k_tma = cached.k_tma;
+  params->v_tma = cached.v_tma;
+  params->tma_box_rows = box_rows;
+}
+
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaStream_t stream) {
   using Traits = attention_kernel::KernelTraits<kHeadDim>;
+  using T = typename attention_kernel::CudaType<kDType>::Type;
   void (*kernel)(PagedAttentionParams) = nullptr;
   if (const cudaError_t error = KernelFor<kDType, kHeadDim>(params, &kernel);
       error != cudaSuccess) {
     return error;
   }
   if (params.plan.num_workers == 0) return cudaSuccess;
-  kernel<<<params.plan.num_workers, Traits::kThreads, Traits::kSmemBytes, stream>>>(params);
+  PagedAttentionParams launch_params = params;
+  PrepareTma<T, kHeadDim>(&launch_params);
+  kernel<<<params.plan.num_workers, Traits::kThreads, Traits::kSmemBytes, stream>>>(launch_params);
   return cudaGetLastError();
 }
 

@@ -16,6 +16,12 @@
 
 namespace paged_attention {
 
+// A TMA tensor map: the driver's CUtensorMap (128 opaque bytes, 128-byte
+// aligned), kept opaque here so host code needs no driver header.
+struct alignas(128) TmaDescriptor {
+  uint64_t opaque[16];
+};
+
 // Kernel params: device pointers and the scalars the kernels read, built by the
 // host launcher from PagedAttentionArgs. Passed by value.
 struct PagedAttentionParams {
@@ -33,6 +39,12 @@ struct PagedAttentionParams {
   const int32_t* page_table = nullptr;     // [batch_size, max_pages_per_request]
   const uint64_t* tree_mask = nullptr;     // [total_q_tokens] or null (attention_metadata.h)
   WorkPlanView plan;
+  // Whole-page K/V copies with TMA (interior key tiles; page sizes that tile
+  // evenly): 3-D maps (head_dim, kv_head, slot) of the two pools, filled by
+  // LaunchPagedAttentionKernel when use_tma != 0 and the geometry allows.
+  TmaDescriptor k_tma;
+  TmaDescriptor v_tma;
+  int32_t tma_box_rows = 0;  // key rows per TMA box; 0: every tile by cp.async
 
   int32_t total_q_tokens = 0;  // row stride of lse
   int32_t num_q_heads = 0;
@@ -40,8 +52,10 @@ struct PagedAttentionParams {
   int32_t group = 0;  // num_q_heads / num_kv_heads
   int32_t page_size = 0;
   int32_t max_pages_per_request = 0;
+  int32_t num_pages = 0;  // pages in each pool (the tensor maps' extent)
 
   int32_t use_wgmma = 1;            // 64-row units: Q K^T with wgmma (sm_90a builds)
+  int32_t use_tma = 1;              // 0: K/V by cp.async only (A/B runs)
   int32_t causal = 1;               // 1: bottom-right causal; 0: non-causal
   int32_t window_left = -1;         // causal only; -1 = no window
   float scale_log2 = 0.0f;          // softmax_scale * log2(e)         (no softcap)

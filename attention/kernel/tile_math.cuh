@@ -99,6 +99,35 @@ __device__ __forceinline__ void MbarrierArrive(uint64_t* barrier, uint32_t count
       : "memory");
 }
 
+// One arrival on `barrier` that also raises the bytes its phase waits for by
+// `bytes` (the TMA copies that complete them may land before or after).
+__device__ __forceinline__ void MbarrierArriveExpectTx(uint64_t* barrier, uint32_t bytes) {
+  asm volatile(
+      "{\n"
+      ".reg .b64 state;\n"
+      "mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n"
+      "}\n" ::"r"(SmemAddress(barrier)),
+      "r"(bytes)
+      : "memory");
+}
+
+// TMA: copies the box of the 3-D tensor map `map` (a __grid_constant__ param)
+// at coordinates (c0, c1, c2) into shared memory at `smem` and completes its
+// bytes on `barrier`.
+__device__ __forceinline__ void TmaLoad3d(uint32_t smem, const void* map, int c0, int c1, int c2,
+                                          uint64_t* barrier) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(smem),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2),
+      "r"(SmemAddress(barrier))
+      : "memory");
+}
+
+__device__ __forceinline__ void PrefetchTmaDescriptor(const void* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
 // Orders this thread's earlier generic-proxy shared-memory writes (and the
 // cp.async data an mbarrier wait made visible) before async-proxy reads
 // (wgmma).

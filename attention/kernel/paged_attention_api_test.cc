@@ -1,10 +1,12 @@
 // Host-only checks of the paged attention API: argument validation (the work
 // plan's geometry and mask included) and workspace sizing. Needs no GPU.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
 #include "attention/kernel/paged_attention.h"
+#include "attention/kernel/paged_attention_kernel.h"
 #include "gtest/gtest.h"
 
 namespace paged_attention {
@@ -56,6 +58,34 @@ void ExpectError(const PagedAttentionArgs& args, absl::StatusCode code, const st
   const absl::Status status = CanImplement(args);
   EXPECT_EQ(status.code(), code) << status;
   EXPECT_NE(std::string(status.message()).find(text), std::string::npos) << status;
+}
+
+// Which page sizes the kernel streams by TMA, per key tile (64 keys at
+// head_dim 64, 32 at 128, 16 at 256): boxes of whole pages or of the tile's
+// part of one page, never fewer than 8 rows, never straddling a page.
+TEST(TmaBoxRowsTest, WholeBoxesOfAtLeastEightRowsInsideOnePage) {
+  for (int32_t tile : {64, 32, 16}) {
+    for (int32_t page = 1; page <= 256; ++page) {
+      const int32_t rows = TmaBoxRows(page, tile);
+      SCOPED_TRACE(::testing::Message() << "page " << page << " tile " << tile);
+      if (rows == 0) {
+        // cp.async only: small pages, or pages that do not tile evenly.
+        EXPECT_TRUE(page < 8 || (page < tile && tile % page != 0) ||
+                    (page >= tile && page % tile != 0));
+        continue;
+      }
+      EXPECT_GE(rows, 8);
+      EXPECT_EQ(tile % rows, 0) << "whole boxes per tile";
+      EXPECT_EQ(page % rows, 0) << "no box straddles a page";
+      EXPECT_EQ(rows, std::min(page, tile));
+    }
+  }
+  EXPECT_EQ(TmaBoxRows(16, 32), 16);   // head_dim 128, page 16: two pages per tile
+  EXPECT_EQ(TmaBoxRows(64, 32), 32);   // page 64: half a page per tile
+  EXPECT_EQ(TmaBoxRows(256, 16), 16);  // head_dim 256, page 256
+  EXPECT_EQ(TmaBoxRows(1, 32), 0);
+  EXPECT_EQ(TmaBoxRows(48, 32), 0);    // a tile would straddle two pages
+  EXPECT_EQ(TmaBoxRows(24, 64), 0);
 }
 
 TEST(PagedAttentionCanImplementTest, AcceptsSupportedShapes) {

@@ -811,14 +811,6 @@ static_assert(sizeof(TmaDescriptor) == sizeof(CUtensorMap) &&
                   alignof(TmaDescriptor) == alignof(CUtensorMap),
               "TmaDescriptor mirrors CUtensorMap");
 
-// Key rows per TMA box for `page_size`, or 0 when tiles do not split into
-// whole boxes of at least 8 rows (the 128-byte swizzle's period): a tile
-// inside one page (page_size a multiple of the tile) or made of whole pages.
-constexpr int TmaBoxRows(int page_size, int keys_per_tile) {
-  if (page_size >= keys_per_tile) return page_size % keys_per_tile == 0 ? keys_per_tile : 0;
-  return page_size >= 8 && keys_per_tile % page_size == 0 ? page_size : 0;
-}
-
 // Fills params->{k,v}_tma and tma_box_rows when TMA can stream this call's
 // pools, else leaves tma_box_rows 0 (every tile by cp.async). The maps of the
 // last pools seen on this thread are reused: encoding is host work only, but

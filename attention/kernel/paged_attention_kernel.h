@@ -22,6 +22,16 @@ struct alignas(128) TmaDescriptor {
   uint64_t opaque[16];
 };
 
+// Key rows per TMA box of K/V for `page_size` and a key tile of
+// `keys_per_tile` keys, or 0 when tiles do not split into whole boxes of at
+// least 8 rows (the 128-byte swizzle's period): then every tile goes by
+// cp.async. A box is the tile's part of one page (page_size a multiple of the
+// tile) or one whole page (the tile a multiple of page_size).
+constexpr int32_t TmaBoxRows(int32_t page_size, int32_t keys_per_tile) {
+  if (page_size >= keys_per_tile) return page_size % keys_per_tile == 0 ? keys_per_tile : 0;
+  return page_size >= 8 && keys_per_tile % page_size == 0 ? page_size : 0;
+}
+
 // Kernel params: device pointers and the scalars the kernels read, built by the
 // host launcher from PagedAttentionArgs. Passed by value.
 struct PagedAttentionParams {

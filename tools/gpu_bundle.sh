@@ -50,13 +50,20 @@ done
 cat > "$bundle/run_tests.sh" <<RUNNER
 #!/usr/bin/env bash
 # Runs every GPU test binary of this bundle; exits non-zero if any fails.
-# Extra arguments go to each test binary (e.g. --gtest_filter=...).
+# Extra arguments go to each test binary (e.g. --gtest_filter=...). A binary
+# still running after TEST_TIMEOUT_S seconds (default 300; the slowest takes
+# ~80 s on an H200) is killed and counts as failed, so a kernel that hangs
+# costs minutes, not the whole device call.
 cd "\$(dirname "\$0")"
 export LD_LIBRARY_PATH="\$PWD/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 passed=0 failed=0 failures=()
 for test in ${tests[*]}; do
   echo "=== \$test"
-  if ./bin/\$test --gtest_color=no "\$@"; then passed=\$((passed + 1)); else failed=\$((failed + 1)); failures+=("\$test"); fi
+  if timeout -s KILL "\${TEST_TIMEOUT_S:-300}" ./bin/\$test --gtest_color=no "\$@"; then
+    passed=\$((passed + 1))
+  else
+    failed=\$((failed + 1)); failures+=("\$test")
+  fi
 done
 ((failed)) && echo "failed: \${failures[*]}"
 echo "\$passed passed, \$failed failed"

@@ -28,8 +28,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 step tests bash "$bundle/run_tests.sh"
 grep -hE "^\[  (PASSED|FAILED|SKIPPED) |device gather|replays matched|tests? from .* ran" "$out/tests.log" | sort | uniq -c | head -40
 
+# A sanitizer run still going after SANITIZE_TIMEOUT_S seconds (default 500,
+# under the device tool's 600 s per call) is stopped (TERM, so the sanitizer
+# takes its target down; KILL 10 s later) and fails its step: a hanging kernel
+# then costs one step, not the call's results.
 sanitize() {  # tool, binary, filter
-  STRESS_ITERATIONS=200 compute-sanitizer --tool "$1" --error-exitcode 1 \
+  STRESS_ITERATIONS=200 timeout -k 10 "${SANITIZE_TIMEOUT_S:-500}" \
+    compute-sanitizer --tool "$1" --error-exitcode 1 \
     "$bundle/bin/$2" --gtest_filter="$3" --gtest_brief=1
 }
 # memcheck and initcheck over every GPU test binary (the 10k-replay stress test

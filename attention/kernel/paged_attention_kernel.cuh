@@ -4,9 +4,11 @@
 // Each CTA is one worker of the plan (attention/planner/work_plan.h) and runs
 // its segments in order with five warps:
 //   - a producer warp streams the segment's K/V key tiles (16 KB each) through
-//     the page table into a ring of kStages shared-memory stages with 16-byte
-//     cp.async, page ids looked up one tile ahead, and signals each stage's
-//     "full" mbarrier when its bytes land (cp.async.mbarrier.arrive);
+//     the page table into a ring of kStages shared-memory stages, page ids
+//     looked up one tile ahead: whole page rows by TMA for units of more than
+//     16 rows (StreamsByTma) when every key of the tile is in the segment,
+//     else 16-byte cp.async; each stage's "full" mbarrier completes when its
+//     bytes land (TMA byte count, or cp.async.mbarrier.arrive);
 //   - four consumer warps compute S = Q K^T, the online softmax and O += P V
 //     with mma.sync m16n8k16 on the unit's packed query rows (query token x
 //     query head of one KV head, so each K/V byte is read once for the whole
@@ -54,9 +56,10 @@ template <int kHeadDim>
 struct KernelTraits {
   static_assert(IsSupportedHeadDim(kHeadDim), "unsupported head_dim");
   static constexpr int kKeysPerTile = KeysPerTile(kHeadDim);
-  // 16 KB stages: 64 KB of K/V in flight per CTA, two CTAs per SM. (Five
-  // stages measured the same; four, a multiple of the key ways, keep each
-  // stage's rounds with one key way: see the wait in ConsumeSegments.)
+  // 16 KB stages: 64 KB of K/V in flight per CTA, two CTAs per SM. Four, a
+  // multiple of the key ways, keep each stage's rounds with one key way (see
+  // the wait in ConsumeSegments). Five were within 1% on most shapes but
+  // 3-5% faster on short-request and head_dim 64 decode (NOTES.md).
   static constexpr int kStages = 4;
   static constexpr int kConsumerWarps = 4;
   static constexpr int kConsumerThreads = kConsumerWarps * 32;

@@ -137,10 +137,29 @@ struct TilePages {
   int in_page[kKeysPerLane];
 };
 
+// Page arithmetic of the producer's per-tile path. Engines use page sizes
+// that are powers of two; shift and mask then replace the division by a
+// runtime value (~25 instructions for each of `/` and `%`), which ncu found
+// on the per-tile path of the producer warp (NOTES.md, "producer issue").
+struct PageGeometry {
+  int size;
+  int shift;  // log2(size) when size is a power of two, else -1
+
+  __device__ __forceinline__ explicit PageGeometry(int page_size) {
+    size = page_size;
+    shift = (page_size & (page_size - 1)) == 0 ? __ffs(page_size) - 1 : -1;
+  }
+  __device__ __forceinline__ int Page(int key) const { return shift >= 0 ? key >> shift : key / size; }
+  __device__ __forceinline__ int InPage(int key) const {
+    return shift >= 0 ? key & (size - 1) : key % size;
+  }
+};
+
 template <typename Traits>
 __device__ __forceinline__ TilePages<Traits::kKeysPerLane> LookUpPages(const int32_t* page_row,
                                                                        int key0, int key_begin,
-                                                                       int key_end, int page_size,
+                                                                       int key_end,
+                                                                       const PageGeometry& pages_of,
                                                                        int lane) {
   TilePages<Traits::kKeysPerLane> pages;
 #pragma unroll
@@ -148,23 +167,50 @@ __device__ __forceinline__ TilePages<Traits::kKeysPerLane> LookUpPages(const int
     const int in_tile = lane + 32 * i;
     const int key = key0 + in_tile;
     const bool valid = in_tile < Traits::kKeysPerTile && key >= key_begin && key < key_end;
-    pages.page[i] = valid ? __ldg(page_row + key / page_size) : -1;
-    pages.in_page[i] = key % page_size;
+    pages.page[i] = valid ? __ldg(page_row + pages_of.Page(key)) : -1;
+    pages.in_page[i] = pages_of.InPage(key);
   }
   return pages;
+}
+
+// Issues one key tile by 16-byte cp.async: in pass `pass` each lane copies
+// chunk `chunk` of key row pass * kRowsPerPass + row_in_pass of K and of V.
+// `k_lane` / `v_lane` point at this lane's chunk of slot 0's row of the
+// segment's KV head, so a key's address is one 32 x 32 -> 64-bit multiply-add
+// from its slot. Slots of -1 (keys outside the segment) zero-fill their rows.
+template <int kHeadDim>
+__device__ __forceinline__ void IssueTileByCpAsync(const char* k_lane, const char* v_lane,
+                                                   uint32_t slot_bytes,
+                                                   const int (&slot)[KernelTraits<kHeadDim>::kKeysPerLane],
+                                                   uint32_t k_stage, uint32_t v_stage,
+                                                   int row_in_pass, int chunk, uint64_t* full) {
+  using Traits = KernelTraits<kHeadDim>;
+#pragma unroll
+  for (int pass = 0; pass < Traits::kPasses; ++pass) {
+    const int row = pass * Traits::kRowsPerPass + row_in_pass;  // key within the tile
+    // Key `row`'s slot was looked up by lane row % 32, in register row / 32
+    // (the same for every lane of the pass).
+    const int key_slot =
+        __shfl_sync(kFullMask, slot[(pass * Traits::kRowsPerPass) / 32], row % 32);
+    const bool valid = key_slot >= 0;
+    const uint64_t offset = uint64_t{static_cast<uint32_t>(max(key_slot, 0))} * slot_bytes;
+    const uint32_t smem_offset = 2 * TileOffset<kHeadDim, Traits::kKeysPerTile>(row, chunk);
+    CpAsync16(k_stage + smem_offset, k_lane + offset, valid);
+    CpAsync16(v_stage + smem_offset, v_lane + offset, valid);
+  }
+  // One arrival per lane on "full" once this lane's copies have landed.
+  CpAsyncMbarrierArrive(full);
 }
 
 // Whether the tiles of a unit of `rows` packed rows go by TMA (when the call
 // allows it at all). Measured on the H200 (NOTES.md): TMA frees the issue
 // slots and shared-memory pipe that 16-byte cp.async takes from the math
 // warps, 7-11% faster for units of more than 16 rows, whose consumers are
-// busy; on decode units (<= 16 rows, light consumers) it was 1-5% slower,
-// except at head_dim 64 (64-key tiles: twice the cp.async per tile), where
-// it was 9% faster at batch 1.
-template <int kHeadDim>
-__device__ __forceinline__ bool StreamsByTma(int rows) {
-  return rows > 16 || kHeadDim == 64;
-}
+// busy; on decode units (<= 16 rows, light consumers) it was 1-5% slower.
+// (Head_dim 64 decode went by TMA too while the cp.async path spent ~510
+// producer instructions per tile; with the cheaper path cp.async is 9%
+// faster at batch 32 x 16k.)
+__device__ __forceinline__ bool StreamsByTma(int rows) { return rows > 16; }
 
 // Issues one key tile whose keys are all in the segment as TMA copies of whole
 // page rows: kKeysPerTile / tma_box_rows boxes (one page, or the tile's part
@@ -209,9 +255,8 @@ __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, i
   const int lane = threadIdx.x % 32;
   const int chunk = lane % Traits::kChunksPerRow;
   const int row_in_pass = lane / Traits::kChunksPerRow;
-  const T* k_cache = static_cast<const T*>(p.k_cache);
-  const T* v_cache = static_cast<const T*>(p.v_cache);
-  const int64_t slot_stride = int64_t{p.num_kv_heads} * kHeadDim;
+  const uint32_t slot_bytes = static_cast<uint32_t>(p.num_kv_heads) * kHeadDim * sizeof(T);
+  const PageGeometry pages_of(p.page_size);
   uint32_t tile_counter = 0;  // tiles produced by this CTA so far: picks stage and phase
 
   for (int s = segment_begin; s < segment_end; ++s) {
@@ -219,17 +264,19 @@ __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, i
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     if (tiles.num_tiles == 0) continue;
     const bool tma_unit = p.tma_box_rows > 0 &&
-                          StreamsByTma<kHeadDim>(UnitRowCount(segment.q_len, p.group, segment.unit_tile));
+                          StreamsByTma(UnitRowCount(segment.q_len, p.group, segment.unit_tile));
     const int32_t* page_row = p.page_table + int64_t{segment.request} * p.max_pages_per_request;
-    const int64_t head_offset = int64_t{segment.kv_head} * kHeadDim + chunk * 8;
+    const int64_t lane_offset = (int64_t{segment.kv_head} * kHeadDim + chunk * 8) * sizeof(T);
+    const char* k_lane = static_cast<const char*>(p.k_cache) + lane_offset;
+    const char* v_lane = static_cast<const char*>(p.v_cache) + lane_offset;
     TilePages<Traits::kKeysPerLane> next =
         LookUpPages<Traits>(page_row, tiles.first_tile * kKeysPerTile, segment.key_begin,
-                            segment.key_end, p.page_size, lane);
+                            segment.key_end, pages_of, lane);
     for (int t = 0; t < tiles.num_tiles; ++t) {
       const TilePages<Traits::kKeysPerLane> current = next;
       if (t + 1 < tiles.num_tiles) {
         next = LookUpPages<Traits>(page_row, (tiles.first_tile + t + 1) * kKeysPerTile,
-                                   segment.key_begin, segment.key_end, p.page_size, lane);
+                                   segment.key_begin, segment.key_end, pages_of, lane);
       }
       const int stage = tile_counter % Traits::kStages;
       // The consumers released this stage's previous round (the first round
@@ -243,26 +290,12 @@ __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, i
       T* k_stage = k_ring + stage * Traits::kTileElems;
       T* v_stage = v_ring + stage * Traits::kTileElems;
       const int key0 = (tiles.first_tile + t) * kKeysPerTile;
-      if (tma_unit && key0 >= segment.key_begin &&
-          key0 + kKeysPerTile <= segment.key_end) {
+      if (tma_unit && key0 >= segment.key_begin && key0 + kKeysPerTile <= segment.key_end) {
         // Every key of the tile is in range: whole page rows by TMA.
         IssueTileByTma<T, kHeadDim>(p, slot, segment.kv_head, k_stage, v_stage, &full[stage], lane);
       } else {
-#pragma unroll
-        for (int pass = 0; pass < Traits::kPasses; ++pass) {
-          const int row = pass * Traits::kRowsPerPass + row_in_pass;  // key within the tile
-          // Key `row`'s slot was looked up by lane row % 32, in register row / 32
-          // (the same for every lane of the pass).
-          const int key_slot =
-              __shfl_sync(kFullMask, slot[(pass * Traits::kRowsPerPass) / 32], row % 32);
-          const bool valid = key_slot >= 0;
-          const int64_t offset = valid ? int64_t{key_slot} * slot_stride + head_offset : 0;
-          const uint32_t smem_offset = 2 * TileOffset<kHeadDim, kKeysPerTile>(row, chunk);
-          CpAsync16(SmemAddress(k_stage) + smem_offset, k_cache + offset, valid);
-          CpAsync16(SmemAddress(v_stage) + smem_offset, v_cache + offset, valid);
-        }
-        // One arrival per lane on "full" once this lane's copies have landed.
-        CpAsyncMbarrierArrive(&full[stage]);
+        IssueTileByCpAsync<kHeadDim>(k_lane, v_lane, slot_bytes, slot, SmemAddress(k_stage),
+                                     SmemAddress(v_stage), row_in_pass, chunk, &full[stage]);
       }
       ++tile_counter;
     }

@@ -140,7 +140,8 @@ struct TilePages {
 // Page arithmetic of the producer's per-tile path. Engines use page sizes
 // that are powers of two; shift and mask then replace the division by a
 // runtime value (~25 instructions for each of `/` and `%`), which ncu found
-// on the per-tile path of the producer warp (NOTES.md, "producer issue").
+// on the producer warp's per-tile path (NOTES.md, Variants: the source-level
+// profile at dc5e6bb).
 struct PageGeometry {
   int size;
   int shift;  // log2(size) when size is a power of two, else -1
@@ -149,7 +150,9 @@ struct PageGeometry {
     size = page_size;
     shift = (page_size & (page_size - 1)) == 0 ? __ffs(page_size) - 1 : -1;
   }
-  __device__ __forceinline__ int Page(int key) const { return shift >= 0 ? key >> shift : key / size; }
+  __device__ __forceinline__ int Page(int key) const {
+    return shift >= 0 ? key >> shift : key / size;
+  }
   __device__ __forceinline__ int InPage(int key) const {
     return shift >= 0 ? key & (size - 1) : key % size;
   }
@@ -179,11 +182,10 @@ __device__ __forceinline__ TilePages<Traits::kKeysPerLane> LookUpPages(const int
 // segment's KV head, so a key's address is one 32 x 32 -> 64-bit multiply-add
 // from its slot. Slots of -1 (keys outside the segment) zero-fill their rows.
 template <int kHeadDim>
-__device__ __forceinline__ void IssueTileByCpAsync(const char* k_lane, const char* v_lane,
-                                                   uint32_t slot_bytes,
-                                                   const int (&slot)[KernelTraits<kHeadDim>::kKeysPerLane],
-                                                   uint32_t k_stage, uint32_t v_stage,
-                                                   int row_in_pass, int chunk, uint64_t* full) {
+__device__ __forceinline__ void IssueTileByCpAsync(
+    const char* k_lane, const char* v_lane, uint32_t slot_bytes,
+    const int (&slot)[KernelTraits<kHeadDim>::kKeysPerLane], uint32_t k_stage, uint32_t v_stage,
+    int row_in_pass, int chunk, uint64_t* full) {
   using Traits = KernelTraits<kHeadDim>;
 #pragma unroll
   for (int pass = 0; pass < Traits::kPasses; ++pass) {

@@ -24,7 +24,8 @@
 namespace paged_attention {
 namespace {
 
-// Pinned split counts HostBatch::Plan sizes its buffers for.
+// Pinned split counts HostBatch::Plan sizes its buffers for (more when the
+// spec pins more).
 constexpr int32_t kMaxPinnedSplits = 64;
 
 // (request, query token) pairs of the live batch.
@@ -130,9 +131,10 @@ void HostBatch::Plan(int32_t pinned_splits) {
   config.pinned_splits = pinned_splits;
   config.mask = spec.options.mask;
   config.window_left = spec.options.mask == MaskMode::kCausal ? spec.options.window_left : -1;
-  // Capacities for any split count this batch is planned with.
+  // Capacities for any split count this batch is planned with: up to
+  // kMaxPinnedSplits, or the spec's own when it pins more.
   PartitionConfig pinned = config;
-  pinned.pinned_splits = kMaxPinnedSplits;
+  pinned.pinned_splits = std::max(kMaxPinnedSplits, spec.pinned_splits);
   const int64_t units = MaxUnits(config, metadata.batch_size, metadata.max_seq_len_q);
   config.pinned_splits = 0;
   const int64_t max_segments = std::max(MaxSegments(config, units), MaxSegments(pinned, units));

@@ -46,9 +46,8 @@ __device__ __forceinline__ void StoreFour<__half>(__half* out, float4 value) {
       make_uint2(*reinterpret_cast<uint32_t*>(&lo), *reinterpret_cast<uint32_t*>(&hi));
 }
 
-__device__ __forceinline__ MergeTask LoadMergeTask(const MergeTask* task) {
-  const int4* words = reinterpret_cast<const int4*>(task);
-  const int4 a = __ldg(words), b = __ldg(words + 1);
+// A MergeTask from its two 16-byte words, as the plan stores it.
+__device__ __forceinline__ MergeTask MergeTaskFromWords(int4 a, int4 b) {
   MergeTask t;
   t.request = a.x;
   t.kv_head = a.y;
@@ -61,6 +60,11 @@ __device__ __forceinline__ MergeTask LoadMergeTask(const MergeTask* task) {
   return t;
 }
 
+__device__ __forceinline__ MergeTask LoadMergeTask(const MergeTask* task) {
+  const int4* words = reinterpret_cast<const int4*>(task);
+  return MergeTaskFromWords(__ldg(words), __ldg(words + 1));
+}
+
 __device__ __forceinline__ void AddScaled(float4& acc, float w, const float4& v) {
   acc.x += w * v.x;
   acc.y += w * v.y;
@@ -69,7 +73,8 @@ __device__ __forceinline__ void AddScaled(float4& acc, float w, const float4& v)
 }
 
 // Merges row `row` of `task` with one warp: the lanes load the partials' LSEs
-// side by side, then split into `groups` lane groups that each sum every
+// side by side (once: the first round's weights are computed from the copy
+// kept in `weights`), then split into `groups` lane groups that each sum every
 // groups-th partial over the row's 16-byte pieces with kMergeUnroll loads in
 // flight, and fold the groups with shuffles. A unit cut into 30 pieces costs a
 // few round trips, not 30. Partials are read through L2 (ld.global.cg): other
@@ -81,7 +86,11 @@ __device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const 
   const int n = task.num_partials;
   const float* lse_of = p.partial_lse + int64_t{task.first_partial} * kUnitRows + row;
   float max_lse = -INFINITY;
-  for (int j = lane; j < n; j += 32) max_lse = fmaxf(max_lse, __ldcg(lse_of + j * kUnitRows));
+  for (int j = lane; j < n; j += 32) {
+    const float lse = __ldcg(lse_of + j * kUnitRows);
+    if (j < kMergeWeights) weights[j] = lse;  // read back below by this same lane
+    max_lse = fmaxf(max_lse, lse);
+  }
 #pragma unroll
   for (int offset = 16; offset > 0; offset /= 2) {
     max_lse = fmaxf(max_lse, __shfl_xor_sync(0xffffffffu, max_lse, offset));
@@ -99,8 +108,8 @@ __device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const 
   for (int base = 0; base < n; base += kMergeWeights) {
     const int count = min(kMergeWeights, n - base);
     for (int j = lane; j < count; j += 32) {
-      const float w =
-          max_lse == -INFINITY ? 0.0f : expf(__ldcg(lse_of + (base + j) * kUnitRows) - max_lse);
+      const float lse = base == 0 ? weights[j] : __ldcg(lse_of + (base + j) * kUnitRows);
+      const float w = max_lse == -INFINITY ? 0.0f : expf(lse - max_lse);
       weights[j] = w;
       sum += w;
     }

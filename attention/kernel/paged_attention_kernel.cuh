@@ -75,7 +75,7 @@ struct KernelTraits {
   static constexpr int kMergeStateFloats = 4 * 32;                 // m0, m1, l0, l1 per lane
   static constexpr int kMergeStateBytes = 2 * kMergeStateFloats * 4;
   static constexpr int kBarrierBytes = 2 * kStages * 8;
-  static constexpr int kFlagBytes = 16;  // "this worker merges the unit", broadcast
+  static constexpr int kFlagBytes = 48;  // FusedMergeFlag
   static constexpr int kSmemBytes = kQBytes + kRingBytes + kMergeStateBytes + kBarrierBytes +
                                     kFlagBytes + 1024;  // + alignment slack
 
@@ -608,27 +608,43 @@ __device__ __forceinline__ void WriteRows(const PagedAttentionParams& p, const U
   }
 }
 
+// Shared memory of the fused merge's hand-off from thread 0 to the other
+// consumer threads.
+struct FusedMergeFlag {
+  int4 task[2];  // the unit's MergeTask (MergeTaskFromWords)
+  int is_last;   // this worker finished the unit's last piece
+  int reserved[3];
+};
+static_assert(sizeof(FusedMergeFlag) == KernelTraits<128>::kFlagBytes, "kFlagBytes");
+
 // Called by the four consumer warps after they wrote this worker's partial of
 // a cut unit of `rows` rows (MergedByAttentionKernel): counts the piece on the
 // unit's merge task and, if it was the last one, merges the unit's partials
 // (one warp per row; `scratch` holds the warps' weight tables).
 template <typename T, int kHeadDim>
 __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, int merge_task,
-                                                 int rows, float* scratch, int* is_last) {
+                                                 int rows, float* scratch, FusedMergeFlag* flag) {
   ConsumerBarrier();  // every consumer warp's partial stores are issued
   if (threadIdx.x == 0) {
     // MergeTask::arrivals is the one plan word a kernel writes (work_plan.h).
+    // The task's other words are constant: loaded here, they arrive while the
+    // fence waits, and the merge starts without a load of its own (the merge
+    // is the kernel's tail, NOTES.md).
     MergeTask* task = const_cast<MergeTask*>(p.plan.merge_tasks) + merge_task;
-    const unsigned last = static_cast<unsigned>(__ldg(&task->num_partials) - 1);
+    const int4* words = reinterpret_cast<const int4*>(task);
+    const int4 head = __ldg(words), tail = __ldg(words + 1);
+    const unsigned last = static_cast<unsigned>(tail.x - 1);  // num_partials - 1
     __threadfence();  // release: the CTA's partials (ordered by the barrier) before the count
     // atomicInc wraps to 0 at `last`: the count is back at 0 for the next launch.
     const bool finished_last = atomicInc(reinterpret_cast<unsigned*>(&task->arrivals), last) == last;
     if (finished_last) __threadfence();  // acquire: the other pieces' partials after the count
-    *is_last = finished_last ? 1 : 0;
+    flag->task[0] = head;
+    flag->task[1] = tail;
+    flag->is_last = finished_last ? 1 : 0;
   }
   ConsumerBarrier();
-  if (*is_last == 0) return;
-  const MergeTask task = LoadMergeTask(p.plan.merge_tasks + merge_task);
+  if (flag->is_last == 0) return;
+  const MergeTask task = MergeTaskFromWords(flag->task[0], flag->task[1]);
   const int warp = threadIdx.x / 32;
   for (int row = warp; row < rows; row += KernelTraits<kHeadDim>::kConsumerWarps) {
     MergeRow<T>(p, kHeadDim, task, row, scratch + warp * kMergeWeights);
@@ -639,7 +655,7 @@ template <typename T, int kHeadDim, bool kTreeMasks>
 __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* q_smem, T* k_ring, T* v_ring,
                                                 float* merge_state, uint64_t* full,
-                                                uint64_t* empty, int* is_last) {
+                                                uint64_t* empty, FusedMergeFlag* merge_flag) {
   using Traits = KernelTraits<kHeadDim>;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int warp = threadIdx.x / 32;
@@ -747,7 +763,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       WriteRows<T, kHeadDim>(p, unit, row_block, segment.partial, state);
     }
     if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
-      MergeIfLastPiece<T, kHeadDim>(p, segment.merge_task, unit.rows, merge_o, is_last);
+      MergeIfLastPiece<T, kHeadDim>(p, segment.merge_task, unit.rows, merge_o, merge_flag);
     }
   }
 }
@@ -768,7 +784,7 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
   float* merge_state = reinterpret_cast<float*>(v_ring + Traits::kStages * Traits::kTileElems);
   uint64_t* full = reinterpret_cast<uint64_t*>(merge_state + 2 * Traits::kMergeStateFloats);
   uint64_t* empty = full + Traits::kStages;
-  int* is_last = reinterpret_cast<int*>(empty + Traits::kStages);
+  auto* merge_flag = reinterpret_cast<FusedMergeFlag*>(empty + Traits::kStages);
 
   // The merge step may launch now (it waits for this grid's end before it
   // reads anything): its launch overlaps this kernel instead of following it.
@@ -796,7 +812,7 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
     ProduceSegments<T, kHeadDim>(p, segment_begin, segment_end, k_ring, v_ring, full, empty);
   } else {
     ConsumeSegments<T, kHeadDim, kTreeMasks>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
-                                             merge_state, full, empty, is_last);
+                                             merge_state, full, empty, merge_flag);
   }
 }
 

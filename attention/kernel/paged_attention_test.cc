@@ -276,6 +276,33 @@ TEST_F(PagedAttentionGpuTest, VerifyOver128kKeys) {
   CheckBatch(spec, {0, 1});
 }
 
+// Decode units cut into hundreds of pieces, merged inside the attention kernel
+// (MergeIfLastPiece): 600 pieces take MergeRow past one weight table
+// (kMergeWeights = 512) into a second round, whose LSEs it reads from global
+// memory, where the first round's come from the copy it kept; 300 pieces of an
+// 8-row unit give each warp two rows.
+TEST_F(PagedAttentionGpuTest, FusedMergeOfHundredsOfPieces) {
+  struct Shape {
+    int32_t head_dim, num_q_heads, num_kv_heads, pieces;
+  };
+  for (const Shape& shape : {Shape{64, 8, 1, 300}, Shape{128, 2, 2, 600}}) {
+    BatchSpec spec;
+    spec.head_dim = shape.head_dim;
+    spec.num_q_heads = shape.num_q_heads;
+    spec.num_kv_heads = shape.num_kv_heads;
+    spec.page_size = 16;
+    spec.q_lens = {1, 1};
+    // One key tile per piece, and a short second request.
+    spec.k_lens = {shape.pieces * KeysPerTile(shape.head_dim), 77};
+    spec.q_stddev = 3.0f;  // sharper softmax: the running max moves between rounds
+    spec.pinned_splits = shape.pieces;  // sizes the plan buffers for the pinned plan
+    spec.seed = TestSeed() + shape.head_dim;
+    SCOPED_TRACE(absl::StrCat("hd", shape.head_dim, " heads ", shape.num_q_heads, "/",
+                              shape.num_kv_heads, " ", shape.pieces, " pieces"));
+    CheckBatch(spec, {shape.pieces, 0});
+  }
+}
+
 TEST_F(PagedAttentionGpuTest, RowsWithoutVisibleKeysAreZeroWithMinusInfLse) {
   for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
     BatchSpec spec;

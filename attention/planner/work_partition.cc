@@ -18,6 +18,14 @@ constexpr int64_t kSegmentOverheadTiles = 1;
 // Below this many tiles per worker the kernel is latency-bound: use fewer
 // workers rather than cut the keys finer.
 constexpr int64_t kMinTilesPerWorker = 2;
+// What a piece of a cut unit that the attention kernel merges itself
+// (MergedByAttentionKernel: decode) costs beyond its tiles and the segment
+// overhead, in key tiles of kernel time: the release fence and arrival count
+// after its partial write, and the merge on the piece that finishes last. On
+// the H200 (NOTES.md, the per-CTA timeline of b128 1k decode), workers with
+// three whole units and two such pieces (124 tiles) finished ~5.5 us after
+// workers with four whole units (128 tiles).
+constexpr int64_t kFusedPieceTiles = 4;
 
 // The keys one unit (request, unit tile) may see, as a key range and the key
 // tiles that cover it (the same for every KV head).
@@ -196,6 +204,34 @@ absl::Status CheckLengths(absl::Span<const int32_t> cu_seqlens_q,
   return absl::OkStatus();
 }
 
+// Key tiles a segment covers (0 for a unit without visible keys).
+int64_t SegmentTiles(const WorkSegment& segment, int64_t tile) {
+  if (segment.key_end <= segment.key_begin) return 0;
+  return CeilDiv(int64_t{segment.key_end}, tile) - segment.key_begin / tile;
+}
+
+// The busiest of the first `workers` workers' kernel time, in key tiles: its
+// tiles, kSegmentOverheadTiles per segment and kFusedPieceTiles per piece of a
+// unit merged by the attention kernel.
+int64_t MaxWorkerTime(const PartitionBuffers& buffers, const PartitionConfig& config,
+                      int32_t workers) {
+  const int64_t tile = KeysPerTile(config.head_dim);
+  int64_t busiest = 0;
+  for (int32_t w = 0; w < workers; ++w) {
+    int64_t time = 0;
+    for (int32_t s = buffers.worker_begin[w]; s < buffers.worker_begin[w + 1]; ++s) {
+      const WorkSegment& segment = buffers.segments[s];
+      const bool fused_piece =
+          segment.partial >= 0 &&
+          MergedByAttentionKernel(UnitRowCount(segment.q_len, config.group, segment.unit_tile));
+      time += SegmentTiles(segment, tile) + kSegmentOverheadTiles +
+              (fused_piece ? kFusedPieceTiles : 0);
+    }
+    busiest = std::max(busiest, time);
+  }
+  return busiest;
+}
+
 }  // namespace
 
 absl::Status ValidatePartitionConfig(const PartitionConfig& config) {
@@ -264,81 +300,98 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     workers = static_cast<int32_t>(
         std::clamp<int64_t>(CeilDiv(total_cost, kMinTilesPerWorker), 1, config.num_workers));
   }
-  // Worker w's share ends at cumulative cost target_end(w); the last takes the
-  // rest. A share that ends inside a unit cuts it, and the extra piece costs
-  // one more overhead: count one per share boundary, or the last worker would
-  // collect all of them.
-  const int64_t planned_cost = total_cost + int64_t{workers - 1} * kSegmentOverheadTiles;
-  auto target_end = [&](int32_t w) { return planned_cost * (w + 1) / workers; };
-  const int64_t per_worker = planned_cost / workers;
-  // A worker may run this far past its share rather than cut a unit...
-  const int64_t tolerance = std::max<int64_t>(1, per_worker / 16);
-  // ...and no piece of a cut unit is shorter than this.
-  const int64_t min_piece = std::clamp<int64_t>(per_worker / 4, 1, 4);
+  // The plan with `pinned_splits` pieces per unit (0: cut where shares end),
+  // written into `buffers`.
+  auto plan = [&](int32_t pinned_splits) -> absl::StatusOr<PartitionCounts> {
+    // Worker w's share ends at cumulative cost target_end(w); the last takes the
+    // rest. A share that ends inside a unit cuts it, and the extra piece costs
+    // one more overhead: count one per share boundary, or the last worker would
+    // collect all of them.
+    const int64_t planned_cost = total_cost + int64_t{workers - 1} * kSegmentOverheadTiles;
+    auto target_end = [&](int32_t w) { return planned_cost * (w + 1) / workers; };
+    const int64_t per_worker = planned_cost / workers;
+    // A worker may run this far past its share rather than cut a unit...
+    const int64_t tolerance = std::max<int64_t>(1, per_worker / 16);
+    // ...and no piece of a cut unit is shorter than this.
+    const int64_t min_piece = std::clamp<int64_t>(per_worker / 4, 1, 4);
 
-  PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens);
-  int32_t worker = 0;
-  int64_t assigned = 0;
-  writer.BeginWorker(0);
-  auto next_worker = [&] { writer.BeginWorker(++worker); };
-  absl::Status status = absl::OkStatus();
-  int32_t num_units = 0;
+    PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens);
+    int32_t worker = 0;
+    int64_t assigned = 0;
+    writer.BeginWorker(0);
+    auto next_worker = [&] { writer.BeginWorker(++worker); };
+    absl::Status status = absl::OkStatus();
+    int32_t num_units = 0;
 
-  ForEachUnit(cu_seqlens_q, cache_seqlens, config,
-              [&](int32_t request, int32_t kv_head, int32_t unit_tile, const UnitKeys& keys) {
-                if (!status.ok()) return;
-                ++num_units;
-                const int64_t tiles = keys.num_tiles;
-                const int32_t first_partial = writer.counts().num_partials;
-                bool split = false;
-                if (config.pinned_splits > 0) {
-                  // Fixed pieces of near-equal length, each to the worker whose share
-                  // holds the piece's middle.
-                  const int64_t pieces =
-                      std::min<int64_t>(config.pinned_splits, std::max<int64_t>(tiles, 1));
-                  split = pieces > 1;
-                  int64_t begin = 0;
-                  for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
-                    const int64_t length = tiles / pieces + (piece < tiles % pieces ? 1 : 0);
-                    const int64_t cost = length + kSegmentOverheadTiles;
-                    while (worker < workers - 1 && assigned + cost / 2 >= target_end(worker))
-                      next_worker();
-                    status = writer.AddSegment(request, kv_head, unit_tile, keys, begin,
-                                               begin + length, split ? writer.NewPartial() : -1);
-                    assigned += cost;
-                    begin += length;
-                  }
-                } else {
-                  int64_t begin = 0;
-                  while (status.ok()) {
-                    const int64_t rest = tiles - begin;
-                    const int64_t room = target_end(worker) - assigned;
-                    int64_t take = rest;
-                    if (worker < workers - 1 && rest + kSegmentOverheadTiles > room + tolerance) {
-                      const int64_t fits = room - kSegmentOverheadTiles;
-                      if (fits < min_piece) {  // this worker is full: the next one starts the unit
-                        next_worker();
-                        continue;
-                      }
-                      if (rest - fits >= min_piece)
-                        take = fits;  // else: the tail is too short to cut off
-                    }
-                    const bool last_piece = take == rest;
-                    split = split || !last_piece;
-                    status = writer.AddSegment(request, kv_head, unit_tile, keys, begin,
-                                               begin + take, split ? writer.NewPartial() : -1);
-                    assigned += take + kSegmentOverheadTiles;
-                    begin += take;
-                    if (last_piece) break;
-                    next_worker();
-                  }
+    ForEachUnit(
+        cu_seqlens_q, cache_seqlens, config,
+        [&](int32_t request, int32_t kv_head, int32_t unit_tile, const UnitKeys& keys) {
+          if (!status.ok()) return;
+          ++num_units;
+          const int64_t tiles = keys.num_tiles;
+          const int32_t first_partial = writer.counts().num_partials;
+          bool split = false;
+          if (pinned_splits > 0) {
+            // Fixed pieces of near-equal length, each to the worker whose share
+            // holds the piece's middle.
+            const int64_t pieces = std::min<int64_t>(pinned_splits, std::max<int64_t>(tiles, 1));
+            split = pieces > 1;
+            int64_t begin = 0;
+            for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
+              const int64_t length = tiles / pieces + (piece < tiles % pieces ? 1 : 0);
+              const int64_t cost = length + kSegmentOverheadTiles;
+              while (worker < workers - 1 && assigned + cost / 2 >= target_end(worker))
+                next_worker();
+              status = writer.AddSegment(request, kv_head, unit_tile, keys, begin, begin + length,
+                                         split ? writer.NewPartial() : -1);
+              assigned += cost;
+              begin += length;
+            }
+          } else {
+            int64_t begin = 0;
+            while (status.ok()) {
+              const int64_t rest = tiles - begin;
+              const int64_t room = target_end(worker) - assigned;
+              int64_t take = rest;
+              if (worker < workers - 1 && rest + kSegmentOverheadTiles > room + tolerance) {
+                const int64_t fits = room - kSegmentOverheadTiles;
+                if (fits < min_piece) {  // this worker is full: the next one starts the unit
+                  next_worker();
+                  continue;
                 }
-                if (status.ok() && split)
-                  status = writer.AddMerge(request, kv_head, unit_tile, first_partial);
-              });
-  RETURN_IF_ERROR(status);
-  PartitionCounts counts = writer.Finish(worker + 1);
-  counts.num_units = num_units;
+                if (rest - fits >= min_piece)
+                  take = fits;  // else: the tail is too short to cut off
+              }
+              const bool last_piece = take == rest;
+              split = split || !last_piece;
+              status = writer.AddSegment(request, kv_head, unit_tile, keys, begin, begin + take,
+                                         split ? writer.NewPartial() : -1);
+              assigned += take + kSegmentOverheadTiles;
+              begin += take;
+              if (last_piece) break;
+              next_worker();
+            }
+          }
+          if (status.ok() && split)
+            status = writer.AddMerge(request, kv_head, unit_tile, first_partial);
+        });
+    RETURN_IF_ERROR(status);
+    PartitionCounts counts = writer.Finish(worker + 1);
+    counts.num_units = num_units;
+    return counts;
+  };
+  if (config.pinned_splits > 0) return plan(config.pinned_splits);
+  ASSIGN_OR_RETURN(PartitionCounts counts, plan(0));
+  // Cutting units spreads the work over every worker, but each piece of a unit
+  // merged in the kernel costs kFusedPieceTiles. When units are short, whole
+  // units (one piece each, to the worker whose share holds its middle) can end
+  // sooner: take whichever plan's busiest worker finishes first.
+  if (counts.num_merge_tasks > 0) {
+    const int64_t cut_time = MaxWorkerTime(buffers, config, workers);
+    ASSIGN_OR_RETURN(const PartitionCounts whole, plan(1));
+    if (MaxWorkerTime(buffers, config, workers) < cut_time) return whole;
+    ASSIGN_OR_RETURN(counts, plan(0));
+  }
   return counts;
 }
 

@@ -225,6 +225,28 @@ TEST(WorkPartitionTest, OneLongRequestIsCutAcrossAllWorkers) {
   EXPECT_LE(Imbalance(plan, 264), 1.15);
 }
 
+// 32 x 4096 keys of decode (4-row units of 128 tiles) over 264 workers: cutting
+// would give every worker ~124 tiles and two fused-merge pieces, whole units
+// give 256 workers one unit each, which ends sooner (kFusedPieceTiles). Verify
+// units of 32 rows merge in the merge kernel and are cut as before.
+TEST(WorkPartitionTest, ShortDecodeUnitsStayWholeWhenThatEndsSooner) {
+  const PartitionConfig config = Config(8, 4, 128, 264);
+  Batch decode, verify;
+  for (int i = 0; i < 32; ++i) {
+    decode.Add(1, 4096);
+    verify.Add(8, 4096);
+  }
+  const Plan whole = MustPartition(decode, config);
+  ExpectValidPlan(decode, config, whole);
+  EXPECT_EQ(whole.counts.num_merge_tasks, 0);
+  EXPECT_EQ(whole.counts.num_segments, 256);
+  EXPECT_EQ(whole.counts.num_active_workers, 256);
+  const Plan cut = MustPartition(verify, config);
+  ExpectValidPlan(verify, config, cut);
+  EXPECT_GT(cut.counts.num_merge_tasks, 0);
+  EXPECT_EQ(cut.counts.num_active_workers, 264);
+}
+
 TEST(WorkPartitionTest, ShortBatchUsesFewWorkersAndCutsNothing) {
   Batch batch;
   batch.Add(1, 64);  // one tile-pair per KV head: a latency-bound call

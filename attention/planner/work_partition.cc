@@ -204,6 +204,12 @@ absl::Status CheckLengths(absl::Span<const int32_t> cu_seqlens_q,
   return absl::OkStatus();
 }
 
+// Whether a piece of `cost` that follows `assigned` cost belongs past the
+// share that ends at cumulative cost `share_end`: its middle lies beyond it.
+bool MiddlePastShare(int64_t assigned, int64_t cost, int64_t share_end) {
+  return assigned + cost / 2 >= share_end;
+}
+
 // Key tiles a segment covers (0 for a unit without visible keys).
 int64_t SegmentTiles(const WorkSegment& segment, int64_t tile) {
   if (segment.key_end <= segment.key_begin) return 0;
@@ -230,6 +236,29 @@ int64_t MaxWorkerTime(const PartitionBuffers& buffers, const PartitionConfig& co
     busiest = std::max(busiest, time);
   }
   return busiest;
+}
+
+// The busiest worker's kernel time (as MaxWorkerTime counts it) of the plan
+// that deals whole units to `workers` workers by MiddlePastShare, as
+// PartitionWork's pinned path with one piece per unit does, without writing it.
+int64_t WholeUnitsMaxTime(absl::Span<const int32_t> cu_seqlens_q,
+                          absl::Span<const int32_t> cache_seqlens, const PartitionConfig& config,
+                          int32_t workers, int64_t planned_cost) {
+  int32_t worker = 0;
+  int64_t assigned = 0, time = 0, busiest = 0;
+  ForEachUnit(cu_seqlens_q, cache_seqlens, config,
+              [&](int32_t, int32_t, int32_t, const UnitKeys& keys) {
+                const int64_t cost = keys.num_tiles + kSegmentOverheadTiles;
+                while (worker < workers - 1 &&
+                       MiddlePastShare(assigned, cost, planned_cost * (worker + 1) / workers)) {
+                  busiest = std::max(busiest, time);
+                  time = 0;
+                  ++worker;
+                }
+                assigned += cost;
+                time += cost;
+              });
+  return std::max(busiest, time);
 }
 
 }  // namespace
@@ -300,14 +329,14 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     workers = static_cast<int32_t>(
         std::clamp<int64_t>(CeilDiv(total_cost, kMinTilesPerWorker), 1, config.num_workers));
   }
+  // Worker w's share ends at cumulative cost target_end(w); the last takes the
+  // rest. A share that ends inside a unit cuts it, and the extra piece costs
+  // one more overhead: count one per share boundary, or the last worker would
+  // collect all of them.
+  const int64_t planned_cost = total_cost + int64_t{workers - 1} * kSegmentOverheadTiles;
   // The plan with `pinned_splits` pieces per unit (0: cut where shares end),
   // written into `buffers`.
   auto plan = [&](int32_t pinned_splits) -> absl::StatusOr<PartitionCounts> {
-    // Worker w's share ends at cumulative cost target_end(w); the last takes the
-    // rest. A share that ends inside a unit cuts it, and the extra piece costs
-    // one more overhead: count one per share boundary, or the last worker would
-    // collect all of them.
-    const int64_t planned_cost = total_cost + int64_t{workers - 1} * kSegmentOverheadTiles;
     auto target_end = [&](int32_t w) { return planned_cost * (w + 1) / workers; };
     const int64_t per_worker = planned_cost / workers;
     // A worker may run this far past its share rather than cut a unit...
@@ -340,7 +369,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
             for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
               const int64_t length = tiles / pieces + (piece < tiles % pieces ? 1 : 0);
               const int64_t cost = length + kSegmentOverheadTiles;
-              while (worker < workers - 1 && assigned + cost / 2 >= target_end(worker))
+              while (worker < workers - 1 && MiddlePastShare(assigned, cost, target_end(worker)))
                 next_worker();
               status = writer.AddSegment(request, kv_head, unit_tile, keys, begin, begin + length,
                                          split ? writer.NewPartial() : -1);
@@ -386,11 +415,10 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // merged in the kernel costs kFusedPieceTiles. When units are short, whole
   // units (one piece each, to the worker whose share holds its middle) can end
   // sooner: take whichever plan's busiest worker finishes first.
-  if (counts.num_merge_tasks > 0) {
-    const int64_t cut_time = MaxWorkerTime(buffers, config, workers);
-    ASSIGN_OR_RETURN(const PartitionCounts whole, plan(1));
-    if (MaxWorkerTime(buffers, config, workers) < cut_time) return whole;
-    ASSIGN_OR_RETURN(counts, plan(0));
+  if (counts.num_merge_tasks > 0 &&
+      WholeUnitsMaxTime(cu_seqlens_q, cache_seqlens, config, workers, planned_cost) <
+          MaxWorkerTime(buffers, config, workers)) {
+    ASSIGN_OR_RETURN(counts, plan(1));
   }
   return counts;
 }

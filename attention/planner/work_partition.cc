@@ -204,6 +204,12 @@ absl::Status CheckLengths(absl::Span<const int32_t> cu_seqlens_q,
   return absl::OkStatus();
 }
 
+// Where worker w's share of the cost line ends when `planned_cost` is dealt to
+// `workers` workers: cumulative, so rounding never piles up on one worker.
+int64_t ShareEnd(int64_t planned_cost, int32_t workers, int32_t w) {
+  return planned_cost * (w + 1) / workers;
+}
+
 // Whether a piece of `cost` that follows `assigned` cost belongs past the
 // share that ends at cumulative cost `share_end`: its middle lies beyond it.
 bool MiddlePastShare(int64_t assigned, int64_t cost, int64_t share_end) {
@@ -250,7 +256,7 @@ int64_t WholeUnitsMaxTime(absl::Span<const int32_t> cu_seqlens_q,
               [&](int32_t, int32_t, int32_t, const UnitKeys& keys) {
                 const int64_t cost = keys.num_tiles + kSegmentOverheadTiles;
                 while (worker < workers - 1 &&
-                       MiddlePastShare(assigned, cost, planned_cost * (worker + 1) / workers)) {
+                       MiddlePastShare(assigned, cost, ShareEnd(planned_cost, workers, worker))) {
                   busiest = std::max(busiest, time);
                   time = 0;
                   ++worker;
@@ -334,16 +340,16 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // one more overhead: count one per share boundary, or the last worker would
   // collect all of them.
   const int64_t planned_cost = total_cost + int64_t{workers - 1} * kSegmentOverheadTiles;
+  auto target_end = [&](int32_t w) { return ShareEnd(planned_cost, workers, w); };
+  const int64_t per_worker = planned_cost / workers;
+  // A worker may run this far past its share rather than cut a unit...
+  const int64_t tolerance = std::max<int64_t>(1, per_worker / 16);
+  // ...and no piece of a cut unit is shorter than this.
+  const int64_t min_piece = std::clamp<int64_t>(per_worker / 4, 1, 4);
+
   // The plan with `pinned_splits` pieces per unit (0: cut where shares end),
   // written into `buffers`.
   auto plan = [&](int32_t pinned_splits) -> absl::StatusOr<PartitionCounts> {
-    auto target_end = [&](int32_t w) { return planned_cost * (w + 1) / workers; };
-    const int64_t per_worker = planned_cost / workers;
-    // A worker may run this far past its share rather than cut a unit...
-    const int64_t tolerance = std::max<int64_t>(1, per_worker / 16);
-    // ...and no piece of a cut unit is shorter than this.
-    const int64_t min_piece = std::clamp<int64_t>(per_worker / 4, 1, 4);
-
     PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens);
     int32_t worker = 0;
     int64_t assigned = 0;

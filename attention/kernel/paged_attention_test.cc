@@ -294,7 +294,7 @@ TEST_F(PagedAttentionGpuTest, FusedMergeOfHundredsOfPieces) {
     spec.q_lens = {1, 1};
     // One key tile per piece, and a short second request.
     spec.k_lens = {shape.pieces * KeysPerTile(shape.head_dim), 77};
-    spec.q_stddev = 3.0f;  // sharper softmax: the running max moves between rounds
+    spec.q_stddev = 3.0f;               // sharper softmax: weights far from uniform
     spec.pinned_splits = shape.pieces;  // sizes the plan buffers for the pinned plan
     spec.seed = TestSeed() + shape.head_dim;
     SCOPED_TRACE(absl::StrCat("hd", shape.head_dim, " heads ", shape.num_q_heads, "/",

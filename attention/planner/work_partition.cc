@@ -80,21 +80,26 @@ void ForEachUnit(absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_
   }
 }
 
-// Appends segments and merge tasks, checking capacities.
+// Appends segments and merge tasks, checking capacities, and scores the plan
+// as it goes. A writer made without `write` only scores: the partition compares
+// candidate plans by their busiest worker's time before it writes one.
 class PlanWriter {
  public:
   PlanWriter(const PartitionConfig& config, const PartitionBuffers& buffers,
-             absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_t> cache_seqlens)
+             absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_t> cache_seqlens,
+             bool write)
       : config_(config),
         buffers_(buffers),
         cu_seqlens_q_(cu_seqlens_q),
-        cache_seqlens_(cache_seqlens) {}
+        cache_seqlens_(cache_seqlens),
+        write_(write) {}
 
   // Starts worker `worker`'s segment list (workers start in increasing order).
   void BeginWorker(int32_t worker) {
-    buffers_.worker_begin[worker] = counts_.num_segments;
+    if (write_) buffers_.worker_begin[worker] = counts_.num_segments;
     worker_ = worker;
     worker_cost_ = 0;
+    worker_time_ = 0;
   }
 
   // Tiles [tile_lo, tile_hi) of `keys` (clipped to the visible range) for the
@@ -102,6 +107,21 @@ class PlanWriter {
   absl::Status AddSegment(int32_t request, int32_t kv_head, int32_t unit_tile, const UnitKeys& keys,
                           int64_t tile_lo, int64_t tile_hi, int32_t partial) {
     const int32_t q_begin = cu_seqlens_q_[request];
+    const int32_t q_len = cu_seqlens_q_[request + 1] - q_begin;
+    const int64_t cost = tile_hi - tile_lo + kSegmentOverheadTiles;
+    const bool fused_piece =
+        partial >= 0 && MergedByAttentionKernel(UnitRowCount(q_len, config_.group, unit_tile));
+    worker_cost_ += cost;
+    worker_time_ += cost + (fused_piece ? kFusedPieceTiles : 0);
+    counts_.total_cost += cost;
+    counts_.max_worker_cost = std::max(counts_.max_worker_cost, worker_cost_);
+    max_worker_time_ = std::max(max_worker_time_, worker_time_);
+    if (worker_cost_ == cost) ++counts_.num_active_workers;
+    counts_.worker_span = worker_ + 1;
+    if (!write_) {
+      ++counts_.num_segments;
+      return absl::OkStatus();
+    }
     if (counts_.num_segments >= static_cast<int64_t>(buffers_.segments.size())) {
       return absl::ResourceExhaustedError(
           absl::StrCat("work plan segments: capacity ", buffers_.segments.size(),
@@ -122,17 +142,11 @@ class PlanWriter {
     }
     segment.partial = partial;
     segment.q_begin = q_begin;
-    segment.q_len = cu_seqlens_q_[request + 1] - q_begin;
+    segment.q_len = q_len;
     segment.k_len = cache_seqlens_[request];
     // A cut unit's merge task is appended right after its last segment.
     segment.merge_task = partial >= 0 ? counts_.num_merge_tasks : -1;
     segment.reserved[0] = segment.reserved[1] = 0;
-    const int64_t cost = tile_hi - tile_lo + kSegmentOverheadTiles;
-    worker_cost_ += cost;
-    counts_.total_cost += cost;
-    counts_.max_worker_cost = std::max(counts_.max_worker_cost, worker_cost_);
-    if (worker_cost_ == cost) ++counts_.num_active_workers;
-    counts_.worker_span = worker_ + 1;
     return absl::OkStatus();
   }
 
@@ -140,6 +154,10 @@ class PlanWriter {
 
   absl::Status AddMerge(int32_t request, int32_t kv_head, int32_t unit_tile,
                         int32_t first_partial) {
+    if (!write_) {
+      ++counts_.num_merge_tasks;
+      return absl::OkStatus();
+    }
     if (counts_.num_merge_tasks >= static_cast<int64_t>(buffers_.merge_tasks.size())) {
       return absl::ResourceExhaustedError(
           absl::StrCat("work plan merge tasks: capacity ", buffers_.merge_tasks.size(),
@@ -159,7 +177,7 @@ class PlanWriter {
 
   // Workers [from, num_workers] get empty lists; returns the counts.
   PartitionCounts Finish(int32_t from) {
-    for (int32_t w = from; w <= config_.num_workers; ++w) {
+    for (int32_t w = from; write_ && w <= config_.num_workers; ++w) {
       buffers_.worker_begin[w] = counts_.num_segments;
     }
     return counts_;
@@ -167,14 +185,22 @@ class PlanWriter {
 
   PartitionCounts& counts() { return counts_; }
 
+  // The busiest worker's kernel time so far, in key tiles: its tiles,
+  // kSegmentOverheadTiles per segment and kFusedPieceTiles per piece of a unit
+  // the attention kernel merges.
+  int64_t max_worker_time() const { return max_worker_time_; }
+
  private:
   const PartitionConfig& config_;
   const PartitionBuffers& buffers_;
   absl::Span<const int32_t> cu_seqlens_q_;
   absl::Span<const int32_t> cache_seqlens_;
+  const bool write_;
   PartitionCounts counts_;
   int32_t worker_ = 0;
   int64_t worker_cost_ = 0;
+  int64_t worker_time_ = 0;
+  int64_t max_worker_time_ = 0;
 };
 
 absl::Status CheckLengths(absl::Span<const int32_t> cu_seqlens_q,
@@ -216,56 +242,22 @@ bool MiddlePastShare(int64_t assigned, int64_t cost, int64_t share_end) {
   return assigned + cost / 2 >= share_end;
 }
 
-// Key tiles a segment covers (0 for a unit without visible keys).
-int64_t SegmentTiles(const WorkSegment& segment, int64_t tile) {
-  if (segment.key_end <= segment.key_begin) return 0;
-  return CeilDiv(int64_t{segment.key_end}, tile) - segment.key_begin / tile;
-}
+// How a candidate plan cuts units.
+struct CutRule {
+  enum Kind {
+    kAtShareEnds,  // where a worker's share of the cost line ends inside a unit
+    kFixedPieces,  // every unit into `pieces` near-equal pieces (fewer if it has fewer tiles)
+    kEvenPieces,   // every unit into as many near-equal pieces as it holds average shares
+  };
+  Kind kind = kAtShareEnds;
+  int32_t pieces = 0;  // kFixedPieces
+};
 
-// The busiest of the first `workers` workers' kernel time, in key tiles: its
-// tiles, kSegmentOverheadTiles per segment and kFusedPieceTiles per piece of a
-// unit merged by the attention kernel.
-int64_t MaxWorkerTime(const PartitionBuffers& buffers, const PartitionConfig& config,
-                      int32_t workers) {
-  const int64_t tile = KeysPerTile(config.head_dim);
-  int64_t busiest = 0;
-  for (int32_t w = 0; w < workers; ++w) {
-    int64_t time = 0;
-    for (int32_t s = buffers.worker_begin[w]; s < buffers.worker_begin[w + 1]; ++s) {
-      const WorkSegment& segment = buffers.segments[s];
-      const bool fused_piece =
-          segment.partial >= 0 &&
-          MergedByAttentionKernel(UnitRowCount(segment.q_len, config.group, segment.unit_tile));
-      time += SegmentTiles(segment, tile) + kSegmentOverheadTiles +
-              (fused_piece ? kFusedPieceTiles : 0);
-    }
-    busiest = std::max(busiest, time);
-  }
-  return busiest;
-}
-
-// The busiest worker's kernel time (as MaxWorkerTime counts it) of the plan
-// that deals whole units to `workers` workers by MiddlePastShare, as
-// PartitionWork's pinned path with one piece per unit does, without writing it.
-int64_t WholeUnitsMaxTime(absl::Span<const int32_t> cu_seqlens_q,
-                          absl::Span<const int32_t> cache_seqlens, const PartitionConfig& config,
-                          int32_t workers, int64_t planned_cost) {
-  int32_t worker = 0;
-  int64_t assigned = 0, time = 0, busiest = 0;
-  ForEachUnit(cu_seqlens_q, cache_seqlens, config,
-              [&](int32_t, int32_t, int32_t, const UnitKeys& keys) {
-                const int64_t cost = keys.num_tiles + kSegmentOverheadTiles;
-                while (worker < workers - 1 &&
-                       MiddlePastShare(assigned, cost, ShareEnd(planned_cost, workers, worker))) {
-                  busiest = std::max(busiest, time);
-                  time = 0;
-                  ++worker;
-                }
-                assigned += cost;
-                time += cost;
-              });
-  return std::max(busiest, time);
-}
+// A plan's counts and its busiest worker's time (PlanWriter::max_worker_time).
+struct ScoredPlan {
+  PartitionCounts counts;
+  int64_t max_worker_time = 0;
+};
 
 }  // namespace
 
@@ -325,32 +317,60 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
                      config.num_workers, " workers (need workers + 1)"));
   }
 
-  int64_t total_cost = 0;
+  int64_t total_cost = 0, longest_unit_tiles = 0;
   ForEachUnit(cu_seqlens_q, cache_seqlens, config,
               [&](int32_t, int32_t, int32_t, const UnitKeys& keys) {
                 total_cost += keys.num_tiles + kSegmentOverheadTiles;
+                longest_unit_tiles = std::max<int64_t>(longest_unit_tiles, keys.num_tiles);
               });
   int32_t workers = config.num_workers;
   if (config.pinned_splits == 0) {
     workers = static_cast<int32_t>(
         std::clamp<int64_t>(CeilDiv(total_cost, kMinTilesPerWorker), 1, config.num_workers));
   }
-  // Worker w's share ends at cumulative cost target_end(w); the last takes the
-  // rest. A share that ends inside a unit cuts it, and the extra piece costs
-  // one more overhead: count one per share boundary, or the last worker would
-  // collect all of them.
+  // Worker w's share ends at cumulative cost ShareEnd(w) of the cost line;
+  // the last takes the rest. A share that ends inside a unit cuts it, and the
+  // extra piece costs one more overhead: count one per share boundary, or the
+  // last worker would collect all of them.
   const int64_t planned_cost = total_cost + int64_t{workers - 1} * kSegmentOverheadTiles;
-  auto target_end = [&](int32_t w) { return ShareEnd(planned_cost, workers, w); };
   const int64_t per_worker = planned_cost / workers;
   // A worker may run this far past its share rather than cut a unit...
   const int64_t tolerance = std::max<int64_t>(1, per_worker / 16);
   // ...and no piece of a cut unit is shorter than this.
   const int64_t min_piece = std::clamp<int64_t>(per_worker / 4, 1, 4);
 
-  // The plan with `pinned_splits` pieces per unit (0: cut where shares end),
-  // written into `buffers`.
-  auto plan = [&](int32_t pinned_splits) -> absl::StatusOr<PartitionCounts> {
-    PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens);
+  // Pieces of a unit of `tiles` key tiles under `rule` (kAtShareEnds: 0, the
+  // shares decide).
+  auto pieces_of = [&](const CutRule& rule, int64_t tiles) -> int64_t {
+    const int64_t most = std::max<int64_t>(tiles, 1);
+    switch (rule.kind) {
+      case CutRule::kFixedPieces:
+        return std::min<int64_t>(rule.pieces, most);
+      case CutRule::kEvenPieces:
+        return std::clamp<int64_t>((tiles + kSegmentOverheadTiles) * workers / total_cost, 1, most);
+      case CutRule::kAtShareEnds:
+        break;
+    }
+    return 0;
+  };
+
+  // The plan that cuts units by `rule`, written into `buffers` if `write`
+  // (else only counted and scored).
+  auto plan = [&](const CutRule& rule, bool write) -> absl::StatusOr<ScoredPlan> {
+    // Pieces are dealt over shares of their own total cost, so that even
+    // pieces of about one share each land one per worker; fixed pieces and
+    // cuts at share ends use the balanced cost line.
+    int64_t cost_line = planned_cost;
+    if (rule.kind == CutRule::kEvenPieces) {
+      cost_line = 0;
+      ForEachUnit(cu_seqlens_q, cache_seqlens, config,
+                  [&](int32_t, int32_t, int32_t, const UnitKeys& keys) {
+                    cost_line +=
+                        keys.num_tiles + pieces_of(rule, keys.num_tiles) * kSegmentOverheadTiles;
+                  });
+    }
+    auto target_end = [&](int32_t w) { return ShareEnd(cost_line, workers, w); };
+    PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, write);
     int32_t worker = 0;
     int64_t assigned = 0;
     writer.BeginWorker(0);
@@ -366,10 +386,9 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
           const int64_t tiles = keys.num_tiles;
           const int32_t first_partial = writer.counts().num_partials;
           bool split = false;
-          if (pinned_splits > 0) {
-            // Fixed pieces of near-equal length, each to the worker whose share
-            // holds the piece's middle.
-            const int64_t pieces = std::min<int64_t>(pinned_splits, std::max<int64_t>(tiles, 1));
+          if (const int64_t pieces = pieces_of(rule, tiles); pieces > 0) {
+            // Near-equal pieces, each to the worker whose share holds the
+            // piece's middle.
             split = pieces > 1;
             int64_t begin = 0;
             for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
@@ -411,22 +430,41 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
             status = writer.AddMerge(request, kv_head, unit_tile, first_partial);
         });
     RETURN_IF_ERROR(status);
-    PartitionCounts counts = writer.Finish(worker + 1);
-    counts.num_units = num_units;
-    return counts;
+    ScoredPlan result{writer.Finish(worker + 1), writer.max_worker_time()};
+    result.counts.num_units = num_units;
+    return result;
   };
-  if (config.pinned_splits > 0) return plan(config.pinned_splits);
-  ASSIGN_OR_RETURN(PartitionCounts counts, plan(0));
-  // Cutting units spreads the work over every worker, but each piece of a unit
-  // merged in the kernel costs kFusedPieceTiles. When units are short, whole
-  // units (one piece each, to the worker whose share holds its middle) can end
-  // sooner: take whichever plan's busiest worker finishes first.
-  if (counts.num_merge_tasks > 0 &&
-      WholeUnitsMaxTime(cu_seqlens_q, cache_seqlens, config, workers, planned_cost) <
-          MaxWorkerTime(buffers, config, workers)) {
-    ASSIGN_OR_RETURN(counts, plan(1));
+  if (config.pinned_splits > 0) {
+    ASSIGN_OR_RETURN(ScoredPlan pinned,
+                     plan(CutRule{CutRule::kFixedPieces, config.pinned_splits}, true));
+    return pinned.counts;
   }
-  return counts;
+  // Cutting at share ends spreads the work over every worker, but a share's
+  // end falls anywhere in a unit, and the tolerance and minimum-piece rules
+  // let a worker run past its share (one long request: 35 key tiles where the
+  // average is 31). Each piece of a unit merged in the kernel also costs
+  // kFusedPieceTiles. So when the balanced plan cuts units, two more
+  // candidates are scored: whole units (one piece each), which ends sooner when
+  // units are short, and even pieces (each unit into as many near-equal pieces
+  // as it holds average shares), which ends sooner when units are long. The
+  // plan whose busiest worker finishes first is written; ties keep the earlier.
+  CutRule best{CutRule::kAtShareEnds, 0};
+  ASSIGN_OR_RETURN(ScoredPlan best_plan, plan(best, false));
+  if (best_plan.counts.num_merge_tasks > 0) {
+    // Even pieces are whole units when no unit holds two average shares.
+    const bool even_cuts = pieces_of(CutRule{CutRule::kEvenPieces, 0}, longest_unit_tiles) > 1;
+    for (const CutRule candidate :
+         {CutRule{CutRule::kFixedPieces, 1}, CutRule{CutRule::kEvenPieces, 0}}) {
+      if (candidate.kind == CutRule::kEvenPieces && !even_cuts) continue;
+      ASSIGN_OR_RETURN(ScoredPlan scored, plan(candidate, false));
+      if (scored.max_worker_time < best_plan.max_worker_time) {
+        best = candidate;
+        best_plan = scored;
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(ScoredPlan written, plan(best, true));
+  return written.counts;
 }
 
 }  // namespace paged_attention

@@ -13,10 +13,13 @@
 // overhead) is laid end to end and cut into `num_workers` nearly equal shares,
 // so every worker streams about the same number of bytes whatever the length
 // mix; a unit is cut at key-tile boundaries only where a share ends inside it,
-// and its pieces are merged through their LSEs. Pieces of decode units cost the
-// kernel more than their tiles (the fused merge's fence, count and merge), so
-// when units are short, whole units may finish sooner: the partition keeps
-// whichever of the two plans' busiest worker ends first by that cost.
+// and its pieces are merged through their LSEs. A share's end falls anywhere in
+// a unit, and pieces of decode units cost the kernel more than their tiles (the
+// fused merge's fence, count and merge), so two more plans are scored: whole
+// units (one piece each), which may finish sooner when units are short, and
+// even pieces (each unit into as many near-equal pieces as it holds average
+// shares), which keeps one long request's workers within a tile of each other.
+// The partition writes whichever plan's busiest worker ends first by that cost.
 //
 // Deterministic and allocation-free: eager plans and CUDA-graph replays call it
 // with the same live lengths and get the same partition, bit for bit.

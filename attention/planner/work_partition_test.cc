@@ -214,6 +214,23 @@ TEST(WorkPartitionTest, SkewedAndUniformBatchesAreBalanced) {
   }
 }
 
+// The most key tiles any worker of `plan` reads.
+int64_t MaxWorkerTiles(const Plan& plan, const PartitionConfig& config) {
+  const int64_t tile = KeysPerTile(config.head_dim);
+  int64_t most = 0;
+  for (int32_t w = 0; w < config.num_workers; ++w) {
+    int64_t tiles = 0;
+    for (int32_t s = plan.worker_begin[w]; s < plan.worker_begin[w + 1]; ++s) {
+      const WorkSegment& segment = plan.segments[s];
+      if (segment.key_end > segment.key_begin) {
+        tiles += (segment.key_end + tile - 1) / tile - segment.key_begin / tile;
+      }
+    }
+    most = std::max(most, tiles);
+  }
+  return most;
+}
+
 TEST(WorkPartitionTest, OneLongRequestIsCutAcrossAllWorkers) {
   Batch batch;
   batch.Add(1, 32768);
@@ -223,6 +240,28 @@ TEST(WorkPartitionTest, OneLongRequestIsCutAcrossAllWorkers) {
   EXPECT_EQ(plan.counts.num_active_workers, 264);
   EXPECT_EQ(plan.counts.num_merge_tasks, 8);
   EXPECT_LE(Imbalance(plan, 264), 1.15);
+}
+
+// Units several shares long are cut into even pieces, one per worker: 8 units
+// of 1024 tiles into 33 pieces each (no worker past 32 tiles, where cutting at
+// share ends gave one 35), 128 units of 1024 tiles into 2 (no worker past 512,
+// where share ends gave 528), and 32-row verify units the same way.
+TEST(WorkPartitionTest, LongUnitsAreCutIntoEvenPieces) {
+  const PartitionConfig config = Config(8, 4, 128, 264);
+  struct Case {
+    int32_t batch, q_len, k_len;
+    int64_t max_tiles;
+  };
+  for (const Case& c : {Case{1, 1, 32768, 32}, Case{1, 1, 131072, 125}, Case{16, 1, 32768, 512},
+                        Case{16, 8, 8192, 128}}) {
+    SCOPED_TRACE(testing::Message() << c.batch << " x " << c.k_len << ", q " << c.q_len);
+    Batch batch;
+    for (int32_t i = 0; i < c.batch; ++i) batch.Add(c.q_len, c.k_len);
+    const Plan plan = MustPartition(batch, config);
+    ExpectValidPlan(batch, config, plan);
+    EXPECT_EQ(plan.counts.num_segments, plan.counts.num_active_workers) << "one piece per worker";
+    EXPECT_EQ(MaxWorkerTiles(plan, config), c.max_tiles);
+  }
 }
 
 // 32 x 4096 keys of decode (4-row units of 128 tiles) over 264 workers: cutting

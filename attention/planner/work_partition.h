@@ -19,7 +19,8 @@
 // units (one piece each), which may finish sooner when units are short, and
 // even pieces (each unit into as many near-equal pieces as it holds average
 // shares), which keeps one long request's workers within a tile of each other.
-// The partition writes whichever plan's busiest worker ends first by that cost.
+// The partition writes whichever plan's busiest worker ends first by that cost;
+// a tie goes to the plan with fewer cuts, whose workers end together.
 //
 // Deterministic and allocation-free: eager plans and CUDA-graph replays call it
 // with the same live lengths and get the same partition, bit for bit.

@@ -208,7 +208,7 @@ TEST(WorkPartitionTest, SkewedAndUniformBatchesAreBalanced) {
   for (const Batch* batch : {&skewed, &uniform}) {
     const Plan plan = MustPartition(*batch, config);
     ExpectValidPlan(*batch, config, plan);
-    EXPECT_EQ(plan.counts.num_active_workers, 264);
+    EXPECT_GE(plan.counts.num_active_workers, 256);
     EXPECT_LE(Imbalance(plan, 264), 1.08)
         << "max " << plan.counts.max_worker_cost << " total " << plan.counts.total_cost;
   }
@@ -266,24 +266,45 @@ TEST(WorkPartitionTest, LongUnitsAreCutIntoEvenPieces) {
 
 // 32 x 4096 keys of decode (4-row units of 128 tiles) over 264 workers: cutting
 // would give every worker ~124 tiles and two fused-merge pieces, whole units
-// give 256 workers one unit each, which ends sooner (kFusedPieceTiles). Verify
-// units of 32 rows merge in the merge kernel and are cut as before.
+// give 256 workers one unit each, which ends sooner (kFusedPieceTiles). At
+// 28 x 2048 the fused pieces decide: decode stays whole on 224 workers, while
+// verify units of 32 rows, which the merge kernel merges, are cut over all 264.
 TEST(WorkPartitionTest, ShortDecodeUnitsStayWholeWhenThatEndsSooner) {
   const PartitionConfig config = Config(8, 4, 128, 264);
-  Batch decode, verify;
-  for (int i = 0; i < 32; ++i) {
-    decode.Add(1, 4096);
-    verify.Add(8, 4096);
+  Batch decode, short_decode, short_verify;
+  for (int i = 0; i < 32; ++i) decode.Add(1, 4096);
+  for (int i = 0; i < 28; ++i) {
+    short_decode.Add(1, 2048);
+    short_verify.Add(8, 2048);
   }
   const Plan whole = MustPartition(decode, config);
   ExpectValidPlan(decode, config, whole);
   EXPECT_EQ(whole.counts.num_merge_tasks, 0);
   EXPECT_EQ(whole.counts.num_segments, 256);
   EXPECT_EQ(whole.counts.num_active_workers, 256);
-  const Plan cut = MustPartition(verify, config);
-  ExpectValidPlan(verify, config, cut);
+  const Plan short_whole = MustPartition(short_decode, config);
+  ExpectValidPlan(short_decode, config, short_whole);
+  EXPECT_EQ(short_whole.counts.num_merge_tasks, 0);
+  EXPECT_EQ(short_whole.counts.num_active_workers, 224);
+  const Plan cut = MustPartition(short_verify, config);
+  ExpectValidPlan(short_verify, config, cut);
   EXPECT_GT(cut.counts.num_merge_tasks, 0);
   EXPECT_EQ(cut.counts.num_active_workers, 264);
+}
+
+// When cutting and whole units end at the same time, whole units win: every
+// worker ends with the busiest one instead of a few finishing alone, and no
+// partial is written. 32 x 16k decode: 256 workers of one 512-tile unit each
+// (cutting at share ends left most workers at ~497 tiles and a tail at 512).
+TEST(WorkPartitionTest, TiesGoToFewerCuts) {
+  const PartitionConfig config = Config(8, 4, 128, 264);
+  Batch batch;
+  for (int i = 0; i < 32; ++i) batch.Add(1, 16384);
+  const Plan plan = MustPartition(batch, config);
+  ExpectValidPlan(batch, config, plan);
+  EXPECT_EQ(plan.counts.num_merge_tasks, 0);
+  EXPECT_EQ(plan.counts.num_active_workers, 256);
+  EXPECT_EQ(MaxWorkerTiles(plan, config), 512);
 }
 
 TEST(WorkPartitionTest, ShortBatchUsesFewWorkersAndCutsNothing) {

@@ -124,7 +124,8 @@ __device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const 
       for (; j + (kMergeUnroll - 1) * groups < count; j += kMergeUnroll * groups) {
         float4 v[kMergeUnroll];
 #pragma unroll
-        for (int u = 0; u < kMergeUnroll; ++u) v[u] = __ldcg(first + (j + u * groups) * stride + piece);
+        for (int u = 0; u < kMergeUnroll; ++u)
+          v[u] = __ldcg(first + (j + u * groups) * stride + piece);
 #pragma unroll
         for (int u = 0; u < kMergeUnroll; ++u) AddScaled(acc[k], weights[j + u * groups], v[u]);
       }

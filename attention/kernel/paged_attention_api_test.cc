@@ -84,7 +84,7 @@ TEST(TmaBoxRowsTest, WholeBoxesOfAtLeastEightRowsInsideOnePage) {
   EXPECT_EQ(TmaBoxRows(64, 32), 32);   // page 64: half a page per tile
   EXPECT_EQ(TmaBoxRows(256, 16), 16);  // head_dim 256, page 256
   EXPECT_EQ(TmaBoxRows(1, 32), 0);
-  EXPECT_EQ(TmaBoxRows(48, 32), 0);    // a tile would straddle two pages
+  EXPECT_EQ(TmaBoxRows(48, 32), 0);  // a tile would straddle two pages
   EXPECT_EQ(TmaBoxRows(24, 64), 0);
 }
 
@@ -168,8 +168,9 @@ TEST(PagedAttentionCanImplementTest, RejectsTreeMasksWithAWindowOrWithoutCausal)
   EXPECT_TRUE(CanImplement(args).ok()) << CanImplement(args);
   args.metadata.plan.window_left = 100;
   args.options.window_left = 100;
-  ExpectError(args, absl::StatusCode::kInvalidArgument,
-              "metadata.tree_mask is set (a tree batch) but the call is windowed (window_left 100)");
+  ExpectError(
+      args, absl::StatusCode::kInvalidArgument,
+      "metadata.tree_mask is set (a tree batch) but the call is windowed (window_left 100)");
   args = ValidArgs();
   args.metadata.tree_mask = words;
   args.metadata.plan.causal = 0;

@@ -34,11 +34,11 @@
 #ifndef ATTENTION_KERNEL_PAGED_ATTENTION_KERNEL_CUH_
 #define ATTENTION_KERNEL_PAGED_ATTENTION_KERNEL_CUH_
 
+#include <cuda.h>  // CUtensorMap (types only: the encoder comes through cudart)
+#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cuda.h>  // CUtensorMap (types only: the encoder comes through cudart)
 #include <cuda_runtime.h>
-#include <cudaTypedefs.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -192,8 +192,7 @@ __device__ __forceinline__ void IssueTileByCpAsync(
     const int row = pass * Traits::kRowsPerPass + row_in_pass;  // key within the tile
     // Key `row`'s slot was looked up by lane row % 32, in register row / 32
     // (the same for every lane of the pass).
-    const int key_slot =
-        __shfl_sync(kFullMask, slot[(pass * Traits::kRowsPerPass) / 32], row % 32);
+    const int key_slot = __shfl_sync(kFullMask, slot[(pass * Traits::kRowsPerPass) / 32], row % 32);
     const bool valid = key_slot >= 0;
     const uint64_t offset = uint64_t{static_cast<uint32_t>(max(key_slot, 0))} * slot_bytes;
     const uint32_t smem_offset = 2 * TileOffset<kHeadDim, Traits::kKeysPerTile>(row, chunk);
@@ -221,10 +220,9 @@ __device__ __forceinline__ bool StreamsByTma(int rows) { return rows > 16; }
 // 8-row groups). Lane 0 arrives with the tile's byte count, the others
 // plainly: "full" still counts 32 arrivals per round, as for cp.async tiles.
 template <typename T, int kHeadDim>
-__device__ __forceinline__ void IssueTileByTma(const PagedAttentionParams& p,
-                                               const int (&slot)[KernelTraits<kHeadDim>::kKeysPerLane],
-                                               int kv_head, T* k_stage, T* v_stage, uint64_t* full,
-                                               int lane) {
+__device__ __forceinline__ void IssueTileByTma(
+    const PagedAttentionParams& p, const int (&slot)[KernelTraits<kHeadDim>::kKeysPerLane],
+    int kv_head, T* k_stage, T* v_stage, uint64_t* full, int lane) {
   using Traits = KernelTraits<kHeadDim>;
   constexpr int kColumnBlocks = kHeadDim / 64;
   const int box_rows = p.tma_box_rows;
@@ -265,8 +263,8 @@ __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, i
     const WorkSegment segment = LoadSegment(p.plan.segments + s);
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     if (tiles.num_tiles == 0) continue;
-    const bool tma_unit = p.tma_box_rows > 0 &&
-                          StreamsByTma(UnitRowCount(segment.q_len, p.group, segment.unit_tile));
+    const bool tma_unit =
+        p.tma_box_rows > 0 && StreamsByTma(UnitRowCount(segment.q_len, p.group, segment.unit_tile));
     const int32_t* page_row = p.page_table + int64_t{segment.request} * p.max_pages_per_request;
     const int64_t lane_offset = (int64_t{segment.kv_head} * kHeadDim + chunk * 8) * sizeof(T);
     const char* k_lane = static_cast<const char*>(p.k_cache) + lane_offset;
@@ -636,7 +634,8 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     const unsigned last = static_cast<unsigned>(tail.x - 1);  // num_partials - 1
     __threadfence();  // release: the CTA's partials (ordered by the barrier) before the count
     // atomicInc wraps to 0 at `last`: the count is back at 0 for the next launch.
-    const bool finished_last = atomicInc(reinterpret_cast<unsigned*>(&task->arrivals), last) == last;
+    const bool finished_last =
+        atomicInc(reinterpret_cast<unsigned*>(&task->arrivals), last) == last;
     if (finished_last) __threadfence();  // acquire: the other pieces' partials after the count
     flag->task[0] = head;
     flag->task[1] = tail;
@@ -654,8 +653,8 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
 template <typename T, int kHeadDim, bool kTreeMasks>
 __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* q_smem, T* k_ring, T* v_ring,
-                                                float* merge_state, uint64_t* full,
-                                                uint64_t* empty, FusedMergeFlag* merge_flag) {
+                                                float* merge_state, uint64_t* full, uint64_t* empty,
+                                                FusedMergeFlag* merge_flag) {
   using Traits = KernelTraits<kHeadDim>;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int warp = threadIdx.x / 32;

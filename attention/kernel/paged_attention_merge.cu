@@ -65,8 +65,7 @@ cudaError_t LaunchPagedAttentionMerge(DType dtype, int32_t head_dim, int32_t row
   config.attrs = &attribute;
   config.numAttrs = 1;
   if (dtype == DType::kBFloat16) {
-    return cudaLaunchKernelEx(&config, MergeKernel<__nv_bfloat16>, params, head_dim,
-                              rows_per_task);
+    return cudaLaunchKernelEx(&config, MergeKernel<__nv_bfloat16>, params, head_dim, rows_per_task);
   }
   if (dtype == DType::kFloat16) {
     return cudaLaunchKernelEx(&config, MergeKernel<__half>, params, head_dim, rows_per_task);

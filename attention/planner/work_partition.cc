@@ -354,21 +354,10 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     return 0;
   };
 
-  // The plan that cuts units by `rule`, written into `buffers` if `write`
-  // (else only counted and scored).
-  auto plan = [&](const CutRule& rule, bool write) -> absl::StatusOr<ScoredPlan> {
-    // Pieces are dealt over shares of their own total cost, so that even
-    // pieces of about one share each land one per worker; fixed pieces and
-    // cuts at share ends use the balanced cost line.
-    int64_t cost_line = planned_cost;
-    if (rule.kind == CutRule::kEvenPieces) {
-      cost_line = 0;
-      ForEachUnit(cu_seqlens_q, cache_seqlens, config,
-                  [&](int32_t, int32_t, int32_t, const UnitKeys& keys) {
-                    cost_line +=
-                        keys.num_tiles + pieces_of(rule, keys.num_tiles) * kSegmentOverheadTiles;
-                  });
-    }
+  // The plan that cuts units by `rule`, with worker shares of `cost_line`,
+  // written into `buffers` if `write` (else only counted and scored).
+  auto plan = [&](const CutRule& rule, int64_t cost_line,
+                  bool write) -> absl::StatusOr<ScoredPlan> {
     auto target_end = [&](int32_t w) { return ShareEnd(cost_line, workers, w); };
     PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, write);
     int32_t worker = 0;
@@ -435,8 +424,8 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     return result;
   };
   if (config.pinned_splits > 0) {
-    ASSIGN_OR_RETURN(ScoredPlan pinned,
-                     plan(CutRule{CutRule::kFixedPieces, config.pinned_splits}, true));
+    ASSIGN_OR_RETURN(ScoredPlan pinned, plan(CutRule{CutRule::kFixedPieces, config.pinned_splits},
+                                             planned_cost, true));
     return pinned.counts;
   }
   // Cutting at share ends spreads the work over every worker, but a share's
@@ -452,21 +441,34 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // busiest one instead of a few finishing alone (NOTES.md: b16 32k and b8
   // 16k ran 3% faster with all workers equal than with a tail of a few).
   CutRule best{CutRule::kAtShareEnds, 0};
-  ASSIGN_OR_RETURN(ScoredPlan best_plan, plan(best, false));
+  int64_t best_cost_line = planned_cost;
+  ASSIGN_OR_RETURN(ScoredPlan best_plan, plan(best, best_cost_line, false));
   if (best_plan.counts.num_merge_tasks > 0) {
-    // Even pieces are whole units when no unit holds two average shares.
-    const bool even_cuts = pieces_of(CutRule{CutRule::kEvenPieces, 0}, longest_unit_tiles) > 1;
-    for (const CutRule candidate :
-         {CutRule{CutRule::kEvenPieces, 0}, CutRule{CutRule::kFixedPieces, 1}}) {
-      if (candidate.kind == CutRule::kEvenPieces && !even_cuts) continue;
-      ASSIGN_OR_RETURN(ScoredPlan scored, plan(candidate, false));
+    auto try_candidate = [&](const CutRule& candidate, int64_t cost_line) -> absl::Status {
+      ASSIGN_OR_RETURN(ScoredPlan scored, plan(candidate, cost_line, false));
       if (scored.max_worker_time <= best_plan.max_worker_time) {
         best = candidate;
+        best_cost_line = cost_line;
         best_plan = scored;
       }
+      return absl::OkStatus();
+    };
+    // Even pieces are whole units when no unit holds two average shares.
+    const CutRule even{CutRule::kEvenPieces, 0};
+    if (pieces_of(even, longest_unit_tiles) > 1) {
+      // Even pieces are dealt over shares of their own total cost, so that
+      // pieces of about one share each land one per worker.
+      int64_t even_cost_line = 0;
+      ForEachUnit(cu_seqlens_q, cache_seqlens, config,
+                  [&](int32_t, int32_t, int32_t, const UnitKeys& keys) {
+                    even_cost_line +=
+                        keys.num_tiles + pieces_of(even, keys.num_tiles) * kSegmentOverheadTiles;
+                  });
+      RETURN_IF_ERROR(try_candidate(even, even_cost_line));
     }
+    RETURN_IF_ERROR(try_candidate(CutRule{CutRule::kFixedPieces, 1}, planned_cost));
   }
-  ASSIGN_OR_RETURN(ScoredPlan written, plan(best, true));
+  ASSIGN_OR_RETURN(ScoredPlan written, plan(best, best_cost_line, true));
   return written.counts;
 }
 

@@ -76,8 +76,14 @@ struct KernelTraits {
   static constexpr int kMergeStateBytes = 2 * kMergeStateFloats * 4;
   static constexpr int kBarrierBytes = 2 * kStages * 8;
   static constexpr int kFlagBytes = 48;  // FusedMergeFlag
-  static constexpr int kSmemBytes = kQBytes + kRingBytes + kMergeStateBytes + kBarrierBytes +
-                                    kFlagBytes + 1024;  // + alignment slack
+  static constexpr int kOneQuerySmemBytes = kQBytes + kRingBytes + kMergeStateBytes +
+                                            kBarrierBytes + kFlagBytes + 1024;  // + alignment slack
+  // A second query tile lets the consumers load the next segment's queries
+  // while the current segment runs (no DRAM round trip at a segment
+  // boundary), where two CTAs per SM still fit (not at head_dim 256).
+  static constexpr int kQueryTiles =
+      2 * (kOneQuerySmemBytes + kQBytes) + 2 * 1024 <= 228 * 1024 ? 2 : 1;
+  static constexpr int kSmemBytes = kOneQuerySmemBytes + (kQueryTiles - 1) * kQBytes;
 
   static_assert(kUnitRows == kConsumerWarps * 16, "one m16 row block per consumer warp");
   static_assert(kKeysPerTile % 16 == 0, "whole mma k16 steps of P V");
@@ -376,6 +382,22 @@ struct UnitView {
   int diag_to_token;
 };
 
+// The UnitView fields that do not depend on the thread.
+__device__ __forceinline__ UnitView UnitOf(const WorkSegment& segment, int group) {
+  UnitView unit;
+  unit.q_begin = segment.q_begin;
+  unit.unit_row0 = segment.unit_tile * kUnitRows;
+  unit.rows = UnitRowCount(segment.q_len, group, segment.unit_tile);
+  unit.kv_head = segment.kv_head;
+  unit.key_begin = segment.key_begin;
+  unit.key_end = segment.key_end;
+  return unit;
+}
+
+// 16-row blocks of a unit of `rows` rows; the other factor of the four
+// consumer warps are its key ways.
+__device__ __forceinline__ int RowBlocks(int rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
+
 // S = Q K^T for one warp's 16 rows (row block `row_block` of the unit) with
 // mma.sync. (Splitting the k-steps over two accumulator sets was tried: the
 // extra registers spilled and every mma.sync shape ran 5-7% slower.)
@@ -538,11 +560,12 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   }
 }
 
-// Copies the unit's query rows (the first `row_blocks` x 16; rows past the
-// unit zero-filled) into the swizzled query tile.
+// Starts copying the unit's query rows (the first `row_blocks` x 16; rows past
+// the unit zero-filled) into the swizzled query tile, as one cp.async group
+// of this thread (the caller waits for it).
 template <typename T, int kHeadDim>
-__device__ __forceinline__ void LoadQueryTile(const PagedAttentionParams& p, const UnitView& unit,
-                                              int row_blocks, T* q_smem) {
+__device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, const UnitView& unit,
+                                               int row_blocks, T* q_smem) {
   using Traits = KernelTraits<kHeadDim>;
   const T* q = static_cast<const T*>(p.q);
   const int chunks = row_blocks * 16 * Traits::kChunksPerRow;
@@ -560,7 +583,6 @@ __device__ __forceinline__ void LoadQueryTile(const PagedAttentionParams& p, con
     CpAsync16(SmemAddress(q_smem) + 2 * TileOffset<kHeadDim, kUnitRows>(row, chunk), src, valid);
   }
   CpAsyncCommit();
-  CpAsyncWaitAll();
 }
 
 // Normalises the warp's rows and writes out/lse (partial < 0) or the segment's
@@ -659,25 +681,22 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
-  const uint32_t q_base = SmemAddress(q_smem);
-  float* merge_o = reinterpret_cast<float*>(q_smem);  // the query tile, once it is no longer read
   RowState<kHeadDim> state;
   uint32_t tile_counter = 0;  // tiles consumed by this CTA so far: same sequence as the producer's
+  // With two query tiles, each segment's queries are loaded into the other
+  // tile while the segment before it runs (`prefetched`: the segment whose
+  // queries are in flight to, or in, tile `query_tile`).
+  int query_tile = 0;
+  int prefetched = -1;
 
   for (int s = segment_begin; s < segment_end; ++s) {
     const WorkSegment segment = LoadSegment(p.plan.segments + s);
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
-    UnitView unit;
-    unit.q_begin = segment.q_begin;
+    UnitView unit = UnitOf(segment, p.group);
     const int q_len = segment.q_len;
     const int k_len = segment.k_len;
-    unit.unit_row0 = segment.unit_tile * kUnitRows;
-    unit.rows = UnitRowCount(q_len, p.group, segment.unit_tile);
-    unit.kv_head = segment.kv_head;
-    unit.key_begin = segment.key_begin;
-    unit.key_end = segment.key_end;
     // Warp layout for this unit: row_blocks x key_ways = 4 warps.
-    const int row_blocks = unit.rows <= 16 ? 1 : unit.rows <= 32 ? 2 : 4;
+    const int row_blocks = RowBlocks(unit.rows);
     const int key_ways = Traits::kConsumerWarps / row_blocks;
     const int row_block = warp % row_blocks;
     const int key_way = warp / row_blocks;
@@ -692,12 +711,33 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     unit.min_diag = unit.unit_row0 / p.group + diagonal_offset;
     unit.max_diag = (unit.unit_row0 + unit.rows - 1) / p.group + diagonal_offset;
 
-    ConsumerBarrier();  // the previous segment is done with the query tile (and merge scratch)
+    T* q_tile = q_smem + query_tile * Traits::kQElems;
+    const uint32_t q_base = SmemAddress(q_tile);
+    float* merge_o = reinterpret_cast<float*>(q_tile);  // the query tile, once it is no longer read
+    // The previous segment is done with the query tiles (and merge scratch).
+    ConsumerBarrier();
     if (tiles.num_tiles > 0) {
-      LoadQueryTile<T, kHeadDim>(p, unit, row_blocks, q_smem);
+      if (prefetched != s) IssueQueryTile<T, kHeadDim>(p, unit, row_blocks, q_tile);
+      bool prefetching = false;
+      if (Traits::kQueryTiles > 1 && s + 1 < segment_end) {
+        const WorkSegment following = LoadSegment(p.plan.segments + s + 1);
+        if (following.key_end > following.key_begin) {
+          const UnitView next_unit = UnitOf(following, p.group);
+          IssueQueryTile<T, kHeadDim>(p, next_unit, RowBlocks(next_unit.rows),
+                                      q_smem + (query_tile ^ 1) * Traits::kQElems);
+          prefetching = true;
+        }
+      }
+      if (prefetching) {
+        CpAsyncWaitAllButLast();  // this segment's queries, not the next one's
+        prefetched = s + 1;
+      } else {
+        CpAsyncWaitAll();
+      }
       FenceProxyAsync();  // wgmma may read the query tile
     }
     ConsumerBarrier();
+    if (prefetched == s + 1) query_tile ^= 1;  // the next segment reads the tile it went to
 
     state.Reset();
     // wgmma takes the whole warpgroup: only units of four row blocks, where
@@ -778,7 +818,7 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
   // the dynamic shared memory's own alignment.
   uint8_t* smem = smem_raw + ((1024 - SmemAddress(smem_raw) % 1024) % 1024);
   T* q_smem = reinterpret_cast<T*>(smem);
-  T* k_ring = q_smem + Traits::kQElems;
+  T* k_ring = q_smem + Traits::kQueryTiles * Traits::kQElems;
   T* v_ring = k_ring + Traits::kStages * Traits::kTileElems;
   float* merge_state = reinterpret_cast<float*>(v_ring + Traits::kStages * Traits::kTileElems);
   uint64_t* full = reinterpret_cast<uint64_t*>(merge_state + 2 * Traits::kMergeStateFloats);

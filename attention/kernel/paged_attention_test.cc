@@ -134,8 +134,11 @@ KernelOutput RunOnDevice(DeviceBatch& device) {
 
 // Runs `spec` under each plan (kPlans: 0 = balanced, else pinned splits) and
 // checks every result against the reference and the plans against each other.
-void CheckBatch(const BatchSpec& gpu_spec, const std::vector<int32_t>& plans = kPlans) {
-  const BatchSpec spec = OnThisGpu(gpu_spec);
+// The plan has this GPU's workers unless `num_workers` > 0.
+void CheckBatch(const BatchSpec& gpu_spec, const std::vector<int32_t>& plans = kPlans,
+                int32_t num_workers = 0) {
+  BatchSpec spec = OnThisGpu(gpu_spec);
+  if (num_workers > 0) spec.num_workers = num_workers;
   HostBatch batch = MakeRandomBatch(spec);
   const Reference ref = ComputeReference(batch);
   absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch);
@@ -262,6 +265,29 @@ TEST_F(PagedAttentionGpuTest, SkewedBatchOneLongManyShort) {
     spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(q, 200)(rng));
   }
   CheckBatch(spec, {0, 1});
+}
+
+// Three workers, so each runs dozens of segments back to back whose units
+// alternate between 8, 16, 32 and 64 rows (one, two and four row blocks):
+// each segment's query tile is loaded while the segment before it runs, into
+// the other of two tiles (one tile at head_dim 256), and a unit of more row
+// blocks than the one before it must still get all of its rows.
+TEST_F(PagedAttentionGpuTest, FewWorkersRunManySegmentsEach) {
+  for (const int32_t head_dim : {64, 128, 256}) {
+    BatchSpec spec;
+    spec.head_dim = head_dim;
+    spec.num_q_heads = 16;
+    spec.num_kv_heads = 2;
+    spec.page_size = 16;
+    std::mt19937_64 rng(TestSeed() + head_dim);
+    spec.seed = rng();
+    for (const int32_t q : {1, 8, 2, 4, 1, 70, 3, 8, 1, 2}) {
+      spec.q_lens.push_back(q);
+      spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(q, 700)(rng));
+    }
+    SCOPED_TRACE(absl::StrCat("hd", head_dim));
+    CheckBatch(spec, {0, 1, 5}, /*num_workers=*/3);
+  }
 }
 
 TEST_F(PagedAttentionGpuTest, VerifyOver128kKeys) {

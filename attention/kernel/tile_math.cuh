@@ -61,6 +61,11 @@ __device__ __forceinline__ void CpAsyncWaitAll() {
   asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 
+// Waits for all but this thread's most recent cp.async group.
+__device__ __forceinline__ void CpAsyncWaitAllButLast() {
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+}
+
 // Arrives on `barrier` (without raising its expected count) once every
 // cp.async this thread issued so far has landed.
 __device__ __forceinline__ void CpAsyncMbarrierArrive(uint64_t* barrier) {

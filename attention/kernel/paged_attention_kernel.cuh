@@ -14,7 +14,9 @@
 //     query head of one KV head, so each K/V byte is read once for the whole
 //     GQA group), and release each stage through its "empty" mbarrier.
 // No CTA-wide barrier runs per tile: loads and math of different tiles overlap
-// and the producer runs up to kStages tiles ahead.
+// and the producer runs up to kStages tiles ahead. The consumers load each
+// segment's query rows while the segment before it runs, into the other of
+// two query tiles (KernelTraits::kQueryTiles).
 //
 // Consumer layout per unit (rows = packed rows, <= kUnitRows):
 //   rows <= 16: one row block, the 4 warps take alternate key tiles;

@@ -295,14 +295,15 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
     params.softcap_log2 = args.options.softcap * kLog2e;
   }
 
-  const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim);
-  RETURN_IF_ERROR(CudaCall(kernel.launch(params, stream), "paged attention kernel launch"));
   // Rows of any unit: the query rows of the longest request, at most a unit's.
   // The attention kernel merges units of up to kFusedMergeMaxRows rows
   // (MergedByAttentionKernel), so a plan of only those (decode) launches no
   // merge kernel.
   const int32_t rows_per_task =
       static_cast<int32_t>(std::min<int64_t>(kUnitRows, int64_t{md.max_seq_len_q} * params.group));
+  params.max_unit_rows = rows_per_task;
+  const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim);
+  RETURN_IF_ERROR(CudaCall(kernel.launch(params, stream), "paged attention kernel launch"));
   if (plan.max_merge_tasks == 0 || MergedByAttentionKernel(rows_per_task)) return absl::OkStatus();
   const int64_t merge_blocks =
       std::min<int64_t>(CeilDiv(int64_t{plan.max_merge_tasks} * rows_per_task, kMergeWarpsPerBlock),

@@ -22,7 +22,9 @@
 //   rows <= 16: one row block, the 4 warps take alternate key tiles;
 //   rows <= 32: two row blocks x 2 key ways;   rows <= 64: four row blocks.
 // Key ways are merged through shared memory (LSE-weighted) at the segment's
-// end, so decode (a few rows) keeps all four warps busy.
+// end, so decode (a few rows) keeps all four warps busy. Plans whose units
+// all have at most 16 rows run the decode instantiation where the head_dim
+// has one (HasDecodeKernel: five stages, 16-row query tiles).
 //
 // A unit cut into pieces writes float32 partials. When it has at most
 // kFusedMergeMaxRows rows (decode), each worker counts its finished piece on
@@ -54,15 +56,29 @@
 namespace paged_attention {
 namespace attention_kernel {
 
-template <int kHeadDim>
+// Decode kernel: a second instantiation for plans whose units all have at most
+// 16 rows (decode, and draft-extend up to 16 / group query tokens), without
+// trees. Its units stream by cp.async only (StreamsByTma), whose tiles land in
+// issue order, so its ring needs no multiple of the key ways: it takes more
+// stages, paid for by query tiles of 16 rows and a scratch of its own. Only
+// head_dim 64 has one: at head_dim 128 five stages were 2% faster on short
+// requests and 0.5-1.4% slower on long ones (NOTES.md).
+constexpr bool HasDecodeKernel(int head_dim) { return head_dim == 64; }
+constexpr int kDecodeMaxRows = 16;
+constexpr int kDecodeStages = 5;
+
+template <int kHeadDim, bool kDecode = false>
 struct KernelTraits {
   static_assert(IsSupportedHeadDim(kHeadDim), "unsupported head_dim");
+  static_assert(!kDecode || HasDecodeKernel(kHeadDim), "no decode kernel at this head_dim");
   static constexpr int kKeysPerTile = KeysPerTile(kHeadDim);
   // 16 KB stages: 64 KB of K/V in flight per CTA, two CTAs per SM. Four, a
   // multiple of the key ways, keep each stage's rounds with one key way (see
   // the wait in ConsumeSegments). Five were within 1% on most shapes but
-  // 3-5% faster on short-request and head_dim 64 decode (NOTES.md).
-  static constexpr int kStages = 4;
+  // 3-5% faster on short-request and head_dim 64 decode (NOTES.md): the
+  // decode kernel, whose tiles land in order, has kDecodeStages (six were no
+  // faster than five).
+  static constexpr int kStages = kDecode ? kDecodeStages : 4;
   static constexpr int kConsumerWarps = 4;
   static constexpr int kConsumerThreads = kConsumerWarps * 32;
   static constexpr int kThreads = kConsumerThreads + 32;   // + the producer warp
@@ -71,15 +87,25 @@ struct KernelTraits {
   static constexpr int kPasses = kKeysPerTile / kRowsPerPass;
   static constexpr int kKeysPerLane = (kKeysPerTile + 31) / 32;  // page lookups per producer lane
   static constexpr int kTileElems = kKeysPerTile * kHeadDim;
-  static constexpr int kQElems = kUnitRows * kHeadDim;
+  static constexpr int kQueryRows = kDecode ? kDecodeMaxRows : kUnitRows;  // rows of a query tile
+  static constexpr int kQElems = kQueryRows * kHeadDim;
   static constexpr int kQBytes = kQElems * 2;
   static constexpr int kRingBytes = 2 * kStages * kTileElems * 2;  // K and V
-  static constexpr int kMergeStateFloats = 4 * 32;                 // m0, m1, l0, l1 per lane
+  // The merge of key ways (two warps' O in fp32) and the fused merge's
+  // per-warp weight tables: in the query tile once it is no longer read, or
+  // in a scratch of their own where the query tile is too small (decode).
+  static constexpr int kMergeScratchBytes =
+      2 * 16 * kHeadDim * 4 > kConsumerWarps* kMergeWeights * 4 ? 2 * 16 * kHeadDim * 4
+                                                                : kConsumerWarps* kMergeWeights * 4;
+  static constexpr bool kScratchInQueryTile = kQBytes >= kMergeScratchBytes;
+  static constexpr int kScratchBytes = kScratchInQueryTile ? 0 : kMergeScratchBytes;
+  static constexpr int kMergeStateFloats = 4 * 32;  // m0, m1, l0, l1 per lane
   static constexpr int kMergeStateBytes = 2 * kMergeStateFloats * 4;
   static constexpr int kBarrierBytes = 2 * kStages * 8;
   static constexpr int kFlagBytes = 48;  // FusedMergeFlag
-  static constexpr int kOneQuerySmemBytes = kQBytes + kRingBytes + kMergeStateBytes +
-                                            kBarrierBytes + kFlagBytes + 1024;  // + alignment slack
+  static constexpr int kOneQuerySmemBytes = kQBytes + kRingBytes + kScratchBytes +
+                                            kMergeStateBytes + kBarrierBytes + kFlagBytes +
+                                            1024;  // + alignment slack
   // A second query tile lets the consumers load the next segment's queries
   // while the current segment runs (no DRAM round trip at a segment
   // boundary), where two CTAs per SM still fit (not at head_dim 256).
@@ -92,12 +118,12 @@ struct KernelTraits {
   static_assert(kPasses * kRowsPerPass == kKeysPerTile && 32 % kRowsPerPass == 0,
                 "producer passes cover the tile; no pass straddles 32 keys");
   // Every key-way count (1, 2, 4) divides kStages, so each stage's rounds go
-  // to one key way (see the parity argument in ConsumeSegments).
-  static_assert(kStages % kConsumerWarps == 0, "each stage's rounds stay with one key way");
-  // The merge of key ways reuses the query tile for two warps' O (fp32).
-  static_assert(kQBytes >= 2 * 16 * kHeadDim * 4, "merge scratch fits the query tile");
-  // The fused merge's per-warp weight tables reuse the query tile too.
-  static_assert(kQBytes >= kConsumerWarps * kMergeWeights * 4, "weights fit the query tile");
+  // to one key way (see the parity argument in ConsumeSegments). The decode
+  // kernel's tiles land in issue order, which is enough.
+  static_assert(kDecode || kStages % kConsumerWarps == 0,
+                "each stage's rounds stay with one key way");
+  static_assert(!kDecode || kStages >= kConsumerWarps, "a warp's previous tile is a stage back");
+  static_assert(!kDecode || kQueryTiles == 2, "the decode kernel loads queries a segment ahead");
   static_assert(2 * kSmemBytes + 2 * 1024 <= 228 * 1024, "two CTAs per SM");
 };
 
@@ -254,11 +280,11 @@ __device__ __forceinline__ void IssueTileByTma(
   if (lane != 0) MbarrierArrive(full, 1);
 }
 
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, bool kDecode>
 __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* k_ring, T* v_ring,
                                                 uint64_t* full, uint64_t* empty) {
-  using Traits = KernelTraits<kHeadDim>;
+  using Traits = KernelTraits<kHeadDim, kDecode>;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int lane = threadIdx.x % 32;
   const int chunk = lane % Traits::kChunksPerRow;
@@ -271,8 +297,8 @@ __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, i
     const WorkSegment segment = LoadSegment(p.plan.segments + s);
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     if (tiles.num_tiles == 0) continue;
-    const bool tma_unit =
-        p.tma_box_rows > 0 && StreamsByTma(UnitRowCount(segment.q_len, p.group, segment.unit_tile));
+    const bool tma_unit = !kDecode && p.tma_box_rows > 0 &&
+                          StreamsByTma(UnitRowCount(segment.q_len, p.group, segment.unit_tile));
     const int32_t* page_row = p.page_table + int64_t{segment.request} * p.max_pages_per_request;
     const int64_t lane_offset = (int64_t{segment.kv_head} * kHeadDim + chunk * 8) * sizeof(T);
     const char* k_lane = static_cast<const char*>(p.k_cache) + lane_offset;
@@ -403,7 +429,7 @@ __device__ __forceinline__ int RowBlocks(int rows) { return rows <= 16 ? 1 : row
 // S = Q K^T for one warp's 16 rows (row block `row_block` of the unit) with
 // mma.sync. (Splitting the k-steps over two accumulator sets was tried: the
 // extra registers spilled and every mma.sync shape ran 5-7% slower.)
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, int kQueryRows>
 __device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, uint32_t k_base,
                                                 float (&s)[KeysPerTile(kHeadDim) / 8][4]) {
   constexpr int kKeys = KeysPerTile(kHeadDim);
@@ -414,7 +440,7 @@ __device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, 
 #pragma unroll
   for (int ks = 0; ks < kHeadDim / 16; ++ks) {
     uint32_t a[4];
-    LdMatrixX4(a, q_base + 2 * TileOffset<kHeadDim, kUnitRows>(
+    LdMatrixX4(a, q_base + 2 * TileOffset<kHeadDim, kQueryRows>(
                                    row_block * 16 + ldm_row + ldm_hi8 * 8, ks * 2 + ldm_hi16));
 #pragma unroll
     for (int nb = 0; nb < kKeys / 16; ++nb) {
@@ -451,7 +477,7 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, uint32_t k_base,
 
 // S = Q K^T, mask, online softmax and O += P V for one warp's 16 rows
 // (row block `row_block` of the unit) and the key tile in `stage`.
-template <typename T, int kHeadDim, bool kTreeMasks>
+template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks>
 __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
                                            int row_block, int key0, bool use_wgmma, uint32_t q_base,
                                            uint32_t k_base, uint32_t v_base,
@@ -471,7 +497,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   if (PA_HAS_WGMMA && use_wgmma) {
     QueryKeyWgmma<T, kHeadDim>(q_base, k_base, s);
   } else {
-    QueryKeyMmaSync<T, kHeadDim>(row_block, q_base, k_base, s);
+    QueryKeyMmaSync<T, kHeadDim, kQueryRows>(row_block, q_base, k_base, s);
   }
 
   // Logits in log2 units, then the mask (only on tiles that need one).
@@ -565,7 +591,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
 // Starts copying the unit's query rows (the first `row_blocks` x 16; rows past
 // the unit zero-filled) into the swizzled query tile, as one cp.async group
 // of this thread (the caller waits for it).
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, int kQueryRows>
 __device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, const UnitView& unit,
                                                int row_blocks, T* q_smem) {
   using Traits = KernelTraits<kHeadDim>;
@@ -582,7 +608,7 @@ __device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, co
       const int head = unit.kv_head * p.group + packed % p.group;
       src = q + (int64_t{token} * p.num_q_heads + head) * kHeadDim + chunk * 8;
     }
-    CpAsync16(SmemAddress(q_smem) + 2 * TileOffset<kHeadDim, kUnitRows>(row, chunk), src, valid);
+    CpAsync16(SmemAddress(q_smem) + 2 * TileOffset<kHeadDim, kQueryRows>(row, chunk), src, valid);
   }
   CpAsyncCommit();
 }
@@ -674,12 +700,13 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
   }
 }
 
-template <typename T, int kHeadDim, bool kTreeMasks>
+template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode>
 __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* q_smem, T* k_ring, T* v_ring,
-                                                float* merge_state, uint64_t* full, uint64_t* empty,
-                                                FusedMergeFlag* merge_flag) {
-  using Traits = KernelTraits<kHeadDim>;
+                                                float* scratch, float* merge_state, uint64_t* full,
+                                                uint64_t* empty, FusedMergeFlag* merge_flag) {
+  using Traits = KernelTraits<kHeadDim, kDecode>;
+  constexpr int kQueryRows = Traits::kQueryRows;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -698,7 +725,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const int q_len = segment.q_len;
     const int k_len = segment.k_len;
     // Warp layout for this unit: row_blocks x key_ways = 4 warps.
-    const int row_blocks = RowBlocks(unit.rows);
+    const int row_blocks = kDecode ? 1 : RowBlocks(unit.rows);
     const int key_ways = Traits::kConsumerWarps / row_blocks;
     const int row_block = warp % row_blocks;
     const int key_way = warp / row_blocks;
@@ -715,18 +742,20 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
 
     T* q_tile = q_smem + query_tile * Traits::kQElems;
     const uint32_t q_base = SmemAddress(q_tile);
-    float* merge_o = reinterpret_cast<float*>(q_tile);  // the query tile, once it is no longer read
+    // The query tile, once it is no longer read, or the decode kernel's scratch.
+    float* merge_o = Traits::kScratchInQueryTile ? reinterpret_cast<float*>(q_tile) : scratch;
     // The previous segment is done with the query tiles (and merge scratch).
     ConsumerBarrier();
     if (tiles.num_tiles > 0) {
-      if (prefetched != s) IssueQueryTile<T, kHeadDim>(p, unit, row_blocks, q_tile);
+      if (prefetched != s) IssueQueryTile<T, kHeadDim, kQueryRows>(p, unit, row_blocks, q_tile);
       bool prefetching = false;
       if (Traits::kQueryTiles > 1 && s + 1 < segment_end) {
         const WorkSegment following = LoadSegment(p.plan.segments + s + 1);
         if (following.key_end > following.key_begin) {
           const UnitView next_unit = UnitOf(following, p.group);
-          IssueQueryTile<T, kHeadDim>(p, next_unit, RowBlocks(next_unit.rows),
-                                      q_smem + (query_tile ^ 1) * Traits::kQElems);
+          IssueQueryTile<T, kHeadDim, kQueryRows>(p, next_unit,
+                                                  kDecode ? 1 : RowBlocks(next_unit.rows),
+                                                  q_smem + (query_tile ^ 1) * Traits::kQElems);
           prefetching = true;
         }
       }
@@ -744,7 +773,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     state.Reset();
     // wgmma takes the whole warpgroup: only units of four row blocks, where
     // every warp reads every tile (warps of padding rows compute and discard).
-    const bool use_wgmma = PA_HAS_WGMMA && p.use_wgmma != 0 && row_blocks == 4;
+    const bool use_wgmma = !kDecode && PA_HAS_WGMMA && p.use_wgmma != 0 && row_blocks == 4;
     const bool has_rows = row_block * 16 < unit.rows;
     const bool computes = has_rows || use_wgmma;
     for (int t = key_way; t < tiles.num_tiles; t += key_ways) {
@@ -770,11 +799,11 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // Only the last tiles of a tree request meet its mask words: the
         // others take the plain tile code, which the mask would slow down.
         if (kTreeMasks && key0 + kKeysPerTile > unit.tree_base) {
-          AttendTile<T, kHeadDim, true>(p, unit, row_block, key0, use_wgmma, q_base, k_base, v_base,
-                                        state);
+          AttendTile<T, kHeadDim, kQueryRows, true>(p, unit, row_block, key0, use_wgmma, q_base,
+                                                    k_base, v_base, state);
         } else {
-          AttendTile<T, kHeadDim, false>(p, unit, row_block, key0, use_wgmma, q_base, k_base,
-                                         v_base, state);
+          AttendTile<T, kHeadDim, kQueryRows, false>(p, unit, row_block, key0, use_wgmma, q_base,
+                                                     k_base, v_base, state);
         }
       }
       __syncwarp();
@@ -811,10 +840,13 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
 
 // kTreeMasks: the instantiation for plans with tree masks
 // (AttentionMetadata::tree_mask); the other one never looks at them.
-template <typename T, int kHeadDim, bool kTreeMasks>
+// kDecode: the decode kernel (KernelTraits), for plans of units of at most
+// kDecodeMaxRows rows and no tree masks.
+template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode>
 __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
     PagedAttentionKernel(const __grid_constant__ PagedAttentionParams p) {
-  using Traits = KernelTraits<kHeadDim>;
+  using Traits = KernelTraits<kHeadDim, kDecode>;
+  static_assert(!(kDecode && kTreeMasks), "tree plans take the general kernel");
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   // Tiles start 1024-byte aligned (the 128-byte swizzle's period), whatever
   // the dynamic shared memory's own alignment.
@@ -822,7 +854,8 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
   T* q_smem = reinterpret_cast<T*>(smem);
   T* k_ring = q_smem + Traits::kQueryTiles * Traits::kQElems;
   T* v_ring = k_ring + Traits::kStages * Traits::kTileElems;
-  float* merge_state = reinterpret_cast<float*>(v_ring + Traits::kStages * Traits::kTileElems);
+  float* scratch = reinterpret_cast<float*>(v_ring + Traits::kStages * Traits::kTileElems);
+  float* merge_state = scratch + Traits::kScratchBytes / 4;
   uint64_t* full = reinterpret_cast<uint64_t*>(merge_state + 2 * Traits::kMergeStateFloats);
   uint64_t* empty = full + Traits::kStages;
   auto* merge_flag = reinterpret_cast<FusedMergeFlag*>(empty + Traits::kStages);
@@ -850,49 +883,83 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
       PrefetchTmaDescriptor(&p.k_tma);
       PrefetchTmaDescriptor(&p.v_tma);
     }
-    ProduceSegments<T, kHeadDim>(p, segment_begin, segment_end, k_ring, v_ring, full, empty);
+    ProduceSegments<T, kHeadDim, kDecode>(p, segment_begin, segment_end, k_ring, v_ring, full,
+                                          empty);
   } else {
-    ConsumeSegments<T, kHeadDim, kTreeMasks>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
-                                             merge_state, full, empty, merge_flag);
+    ConsumeSegments<T, kHeadDim, kTreeMasks, kDecode>(p, segment_begin, segment_end, q_smem, k_ring,
+                                                      v_ring, scratch, merge_state, full, empty,
+                                                      merge_flag);
   }
 }
 
 }  // namespace attention_kernel
 
-// The kernel of (kDType, kHeadDim, kTreeMasks), its dynamic shared memory
-// allowed once per process (not a stream operation: also fine during graph
-// capture).
-template <DType kDType, int kHeadDim, bool kTreeMasks>
-cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams)) {
+// The kernel of (kDType, kHeadDim, kTreeMasks, kDecode) and its dynamic shared
+// memory, allowed once per process (not a stream operation: also fine during
+// graph capture).
+template <DType kDType, int kHeadDim, bool kTreeMasks, bool kDecode>
+cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams), int* smem_bytes) {
   using T = typename attention_kernel::CudaType<kDType>::Type;
-  *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks>;
+  *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks, kDecode>;
+  *smem_bytes = attention_kernel::KernelTraits<kHeadDim, kDecode>::kSmemBytes;
   static const cudaError_t configured =
-      cudaFuncSetAttribute(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           attention_kernel::KernelTraits<kHeadDim>::kSmemBytes);
+      cudaFuncSetAttribute(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, *smem_bytes);
   return configured;
 }
 
-// The instantiation for `params`: with tree masks exactly when it has them.
+// The instantiations a (dtype, head_dim) has.
+enum class KernelVariant { kGeneral, kTreeMasks, kDecode };
+
 template <DType kDType, int kHeadDim>
-cudaError_t KernelFor(const PagedAttentionParams& params, void (**kernel)(PagedAttentionParams)) {
-  return params.tree_mask != nullptr ? ConfiguredKernel<kDType, kHeadDim, true>(kernel)
-                                     : ConfiguredKernel<kDType, kHeadDim, false>(kernel);
+cudaError_t ConfiguredVariant(KernelVariant variant, void (**kernel)(PagedAttentionParams),
+                              int* smem_bytes) {
+  switch (variant) {
+    case KernelVariant::kTreeMasks:
+      return ConfiguredKernel<kDType, kHeadDim, true, false>(kernel, smem_bytes);
+    case KernelVariant::kDecode:
+      if constexpr (attention_kernel::HasDecodeKernel(kHeadDim)) {
+        return ConfiguredKernel<kDType, kHeadDim, false, true>(kernel, smem_bytes);
+      }
+      break;
+    case KernelVariant::kGeneral:
+      break;
+  }
+  return ConfiguredKernel<kDType, kHeadDim, false, false>(kernel, smem_bytes);
 }
 
-// The fewer CTAs per SM of the two instantiations (the planner's geometry
-// must hold for both).
+// The instantiation for `params`: with tree masks exactly when it has them,
+// else the decode kernel when every unit fits it (max_unit_rows), else the
+// general one. A unit runs the same arithmetic in the decode and the general
+// kernel, so the choice does not change results (an eager launch and a
+// replay at a larger CUDA-graph capacity can choose differently).
+template <DType kDType, int kHeadDim>
+KernelVariant VariantFor(const PagedAttentionParams& params) {
+  if (params.tree_mask != nullptr) return KernelVariant::kTreeMasks;
+  if (attention_kernel::HasDecodeKernel(kHeadDim) &&
+      params.max_unit_rows <= attention_kernel::kDecodeMaxRows) {
+    return KernelVariant::kDecode;
+  }
+  return KernelVariant::kGeneral;
+}
+
+// The fewest CTAs per SM over the instantiations (the planner's geometry
+// must hold for each).
 template <DType kDType, int kHeadDim>
 cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm) {
   using Traits = attention_kernel::KernelTraits<kHeadDim>;
   int fewest = 1 << 30;
-  for (const bool tree : {false, true}) {
+  for (const KernelVariant variant :
+       {KernelVariant::kGeneral, KernelVariant::kTreeMasks, KernelVariant::kDecode}) {
     void (*kernel)(PagedAttentionParams) = nullptr;
-    const cudaError_t error = tree ? ConfiguredKernel<kDType, kHeadDim, true>(&kernel)
-                                   : ConfiguredKernel<kDType, kHeadDim, false>(&kernel);
-    if (error != cudaSuccess) return error;
+    int smem_bytes = 0;
+    if (const cudaError_t error =
+            ConfiguredVariant<kDType, kHeadDim>(variant, &kernel, &smem_bytes);
+        error != cudaSuccess) {
+      return error;
+    }
     int ctas = 0;
     if (const cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &ctas, kernel, Traits::kThreads, Traits::kSmemBytes);
+            &ctas, kernel, Traits::kThreads, smem_bytes);
         error != cudaSuccess) {
       return error;
     }
@@ -979,14 +1046,16 @@ cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaS
   using Traits = attention_kernel::KernelTraits<kHeadDim>;
   using T = typename attention_kernel::CudaType<kDType>::Type;
   void (*kernel)(PagedAttentionParams) = nullptr;
-  if (const cudaError_t error = KernelFor<kDType, kHeadDim>(params, &kernel);
+  int smem_bytes = 0;
+  if (const cudaError_t error = ConfiguredVariant<kDType, kHeadDim>(
+          VariantFor<kDType, kHeadDim>(params), &kernel, &smem_bytes);
       error != cudaSuccess) {
     return error;
   }
   if (params.plan.num_workers == 0) return cudaSuccess;
   PagedAttentionParams launch_params = params;
   PrepareTma<T, kHeadDim>(&launch_params);
-  kernel<<<params.plan.num_workers, Traits::kThreads, Traits::kSmemBytes, stream>>>(launch_params);
+  kernel<<<params.plan.num_workers, Traits::kThreads, smem_bytes, stream>>>(launch_params);
   return cudaGetLastError();
 }
 

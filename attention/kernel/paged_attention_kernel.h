@@ -71,6 +71,11 @@ struct PagedAttentionParams {
   float scale_log2 = 0.0f;          // softmax_scale * log2(e)         (no softcap)
   float scale_over_softcap = 0.0f;  // softmax_scale / softcap          (softcap)
   float softcap_log2 = 0.0f;        // softcap * log2(e); 0 = no softcap
+
+  // Host only: rows of the plan's largest unit, or a bound on them
+  // (min(kUnitRows, max_seq_len_q x group)); picks the decode kernel when
+  // small enough.
+  int32_t max_unit_rows = kUnitRows;
 };
 
 static_assert(std::is_trivially_copyable<PagedAttentionParams>::value,

@@ -300,6 +300,18 @@ TEST_F(PagedAttentionGpuTest, SkewedBatchOneLongManyShort) {
   CheckBatch(spec, {0, 1});
 }
 
+// 16 query heads over 2 KV heads (units of 8 rows per query token), page 16,
+// seeded from `rng`.
+BatchSpec GroupOfEightSpec(int32_t head_dim, std::mt19937_64& rng) {
+  BatchSpec spec;
+  spec.head_dim = head_dim;
+  spec.num_q_heads = 16;
+  spec.num_kv_heads = 2;
+  spec.page_size = 16;
+  spec.seed = rng();
+  return spec;
+}
+
 // Three workers, so each runs dozens of segments back to back whose units
 // alternate between 8, 16, 32 and 64 rows (one, two and four row blocks):
 // each segment's query tile is loaded while the segment before it runs, into
@@ -307,20 +319,16 @@ TEST_F(PagedAttentionGpuTest, SkewedBatchOneLongManyShort) {
 // blocks than the one before it must still get all of its rows.
 TEST_F(PagedAttentionGpuTest, FewWorkersRunManySegmentsEach) {
   for (const int32_t head_dim : {64, 128, 256}) {
-    BatchSpec spec;
-    spec.head_dim = head_dim;
-    spec.num_q_heads = 16;
-    spec.num_kv_heads = 2;
-    spec.page_size = 16;
     std::mt19937_64 rng(TestSeed() + head_dim);
-    spec.seed = rng();
+    BatchSpec spec = GroupOfEightSpec(head_dim, rng);
     for (const int32_t q : {1, 8, 2, 4, 1, 70, 3, 8, 1, 2}) {
       spec.q_lens.push_back(q);
       spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(q, 700)(rng));
     }
     SCOPED_TRACE(absl::StrCat("hd", head_dim));
     CheckBatch(spec, {0, 1, 5}, /*num_workers=*/3);
-    // Units of 8 and 16 rows only: the decode kernel (16-row query tiles).
+    // Units of 8 and 16 rows only: the decode kernel (16-row query tiles)
+    // where the head_dim has one.
     spec.q_lens = {1, 2, 2, 1, 1, 2, 1, 2};
     spec.k_lens.resize(spec.q_lens.size());
     SCOPED_TRACE("decode");
@@ -335,14 +343,9 @@ TEST_F(PagedAttentionGpuTest, FewWorkersRunManySegmentsEach) {
 TEST_F(PagedAttentionGpuTest, DecodeKernelMatchesGeneralKernelBitForBit) {
   for (const int32_t head_dim : {64}) {  // the head_dims with a decode kernel
     for (const int32_t pinned : {0, 1, 7}) {
-      BatchSpec spec;
-      spec.head_dim = head_dim;
-      spec.num_q_heads = 16;
-      spec.num_kv_heads = 2;
-      spec.page_size = 16;
-      spec.pinned_splits = pinned;
       std::mt19937_64 rng(TestSeed() + head_dim + pinned);
-      spec.seed = rng();
+      BatchSpec spec = GroupOfEightSpec(head_dim, rng);
+      spec.pinned_splits = pinned;
       for (int32_t i = 0; i < 12; ++i) {
         spec.q_lens.push_back(1 + i % 2);
         spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(2, i < 2 ? 9000 : 900)(rng));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "attention/base/ceil_div.h"
@@ -62,7 +63,8 @@ UnitKeys VisibleKeys(const PartitionConfig& config, int64_t q_len, int64_t k_len
 
 // Calls fn(request, kv_head, unit_tile, keys) for every unit, in the order
 // workers take them: request, then KV head, then unit tile, so the tiles that
-// re-read one request's K/V for one head run back to back (L2 hits).
+// re-read one request's K/V for one head run back to back (L2 hits). An fn
+// that returns bool stops the walk by returning false.
 template <typename Fn>
 void ForEachUnit(absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_t> cache_seqlens,
                  const PartitionConfig& config, Fn&& fn) {
@@ -73,8 +75,12 @@ void ForEachUnit(absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_
     const int64_t unit_tiles = CeilDiv(rows, int64_t{kUnitRows});
     for (int32_t kv_head = 0; kv_head < config.num_kv_heads; ++kv_head) {
       for (int64_t tile = 0; tile < unit_tiles; ++tile) {
-        fn(static_cast<int32_t>(request), kv_head, static_cast<int32_t>(tile),
-           VisibleKeys(config, q_len, k_len, rows, tile));
+        const UnitKeys keys = VisibleKeys(config, q_len, k_len, rows, tile);
+        if constexpr (std::is_same_v<decltype(fn(0, 0, 0, keys)), bool>) {
+          if (!fn(static_cast<int32_t>(request), kv_head, static_cast<int32_t>(tile), keys)) return;
+        } else {
+          fn(static_cast<int32_t>(request), kv_head, static_cast<int32_t>(tile), keys);
+        }
       }
     }
   }
@@ -355,9 +361,12 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   };
 
   // The plan that cuts units by `rule`, with worker shares of `cost_line`,
-  // written into `buffers` if `write` (else only counted and scored).
-  auto plan = [&](const CutRule& rule, int64_t cost_line,
-                  bool write) -> absl::StatusOr<ScoredPlan> {
+  // written into `buffers` if `write` (else only counted and scored). A
+  // scoring pass stops as soon as its busiest worker's time passes
+  // `stop_above` (it cannot win then); its counts are then partial.
+  auto plan = [&](const CutRule& rule, int64_t cost_line, bool write,
+                  int64_t stop_above =
+                      std::numeric_limits<int64_t>::max()) -> absl::StatusOr<ScoredPlan> {
     auto target_end = [&](int32_t w) { return ShareEnd(cost_line, workers, w); };
     PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, write);
     int32_t worker = 0;
@@ -369,8 +378,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
 
     ForEachUnit(
         cu_seqlens_q, cache_seqlens, config,
-        [&](int32_t request, int32_t kv_head, int32_t unit_tile, const UnitKeys& keys) {
-          if (!status.ok()) return;
+        [&](int32_t request, int32_t kv_head, int32_t unit_tile, const UnitKeys& keys) -> bool {
           ++num_units;
           const int64_t tiles = keys.num_tiles;
           const int32_t first_partial = writer.counts().num_partials;
@@ -417,6 +425,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
           }
           if (status.ok() && split)
             status = writer.AddMerge(request, kv_head, unit_tile, first_partial);
+          return status.ok() && (write || writer.max_worker_time() <= stop_above);
         });
     RETURN_IF_ERROR(status);
     ScoredPlan result{writer.Finish(worker + 1), writer.max_worker_time()};
@@ -445,7 +454,8 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   ASSIGN_OR_RETURN(ScoredPlan best_plan, plan(best, best_cost_line, false));
   if (best_plan.counts.num_merge_tasks > 0) {
     auto try_candidate = [&](const CutRule& candidate, int64_t cost_line) -> absl::Status {
-      ASSIGN_OR_RETURN(ScoredPlan scored, plan(candidate, cost_line, false));
+      ASSIGN_OR_RETURN(ScoredPlan scored,
+                       plan(candidate, cost_line, false, best_plan.max_worker_time));
       if (scored.max_worker_time <= best_plan.max_worker_time) {
         best = candidate;
         best_cost_line = cost_line;

@@ -94,9 +94,10 @@ struct KernelTraits {
   // The merge of key ways (two warps' O in fp32) and the fused merge's
   // per-warp weight tables: in the query tile once it is no longer read, or
   // in a scratch of their own where the query tile is too small (decode).
+  static constexpr int kKeyWayMergeBytes = 2 * 16 * kHeadDim * 4;
+  static constexpr int kWeightTableBytes = kConsumerWarps * kMergeWeights * 4;
   static constexpr int kMergeScratchBytes =
-      2 * 16 * kHeadDim * 4 > kConsumerWarps* kMergeWeights * 4 ? 2 * 16 * kHeadDim * 4
-                                                                : kConsumerWarps* kMergeWeights * 4;
+      kKeyWayMergeBytes > kWeightTableBytes ? kKeyWayMergeBytes : kWeightTableBytes;
   static constexpr bool kScratchInQueryTile = kQBytes >= kMergeScratchBytes;
   static constexpr int kScratchBytes = kScratchInQueryTile ? 0 : kMergeScratchBytes;
   static constexpr int kMergeStateFloats = 4 * 32;  // m0, m1, l0, l1 per lane

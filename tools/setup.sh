@@ -21,6 +21,7 @@ PACKAGES=(
   python3-numpy        # tools/check_dump.py, run by //tools:plan_batch_test
   libbenchmark-tools   # tools/dashboard.py: Google Benchmark's compare.py for the regression view
   chromium             # //tools/dashboard:dashboard_test renders the page headless (DOM + screenshot)
+  xz-utils             # tools/gpu_bundle.sh: the bundle as one .tar.xz
 )
 
 missing=()

@@ -424,8 +424,11 @@ __device__ __forceinline__ UnitView UnitOf(const WorkSegment& segment, int group
 }
 
 // 16-row blocks of a unit of `rows` rows; the other factor of the four
-// consumer warps are its key ways.
-__device__ __forceinline__ int RowBlocks(int rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
+// consumer warps are its key ways. The decode kernel's units are one block.
+template <bool kDecode>
+__device__ __forceinline__ int RowBlocks(int rows) {
+  return kDecode || rows <= 16 ? 1 : rows <= 32 ? 2 : 4;
+}
 
 // S = Q K^T for one warp's 16 rows (row block `row_block` of the unit) with
 // mma.sync. (Splitting the k-steps over two accumulator sets was tried: the
@@ -726,7 +729,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const int q_len = segment.q_len;
     const int k_len = segment.k_len;
     // Warp layout for this unit: row_blocks x key_ways = 4 warps.
-    const int row_blocks = kDecode ? 1 : RowBlocks(unit.rows);
+    const int row_blocks = RowBlocks<kDecode>(unit.rows);
     const int key_ways = Traits::kConsumerWarps / row_blocks;
     const int row_block = warp % row_blocks;
     const int key_way = warp / row_blocks;
@@ -754,8 +757,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         const WorkSegment following = LoadSegment(p.plan.segments + s + 1);
         if (following.key_end > following.key_begin) {
           const UnitView next_unit = UnitOf(following, p.group);
-          IssueQueryTile<T, kHeadDim, kQueryRows>(p, next_unit,
-                                                  kDecode ? 1 : RowBlocks(next_unit.rows),
+          IssueQueryTile<T, kHeadDim, kQueryRows>(p, next_unit, RowBlocks<kDecode>(next_unit.rows),
                                                   q_smem + (query_tile ^ 1) * Traits::kQElems);
           prefetching = true;
         }
@@ -933,7 +935,7 @@ cudaError_t ConfiguredVariant(KernelVariant variant, void (**kernel)(PagedAttent
 // general one. A unit runs the same arithmetic in the decode and the general
 // kernel, so the choice does not change results (an eager launch and a
 // replay at a larger CUDA-graph capacity can choose differently).
-template <DType kDType, int kHeadDim>
+template <int kHeadDim>
 KernelVariant VariantFor(const PagedAttentionParams& params) {
   if (params.tree_mask != nullptr) return KernelVariant::kTreeMasks;
   if (attention_kernel::HasDecodeKernel(kHeadDim) &&
@@ -1048,8 +1050,8 @@ cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaS
   using T = typename attention_kernel::CudaType<kDType>::Type;
   void (*kernel)(PagedAttentionParams) = nullptr;
   int smem_bytes = 0;
-  if (const cudaError_t error = ConfiguredVariant<kDType, kHeadDim>(
-          VariantFor<kDType, kHeadDim>(params), &kernel, &smem_bytes);
+  if (const cudaError_t error =
+          ConfiguredVariant<kDType, kHeadDim>(VariantFor<kHeadDim>(params), &kernel, &smem_bytes);
       error != cudaSuccess) {
     return error;
   }

@@ -21,29 +21,166 @@
 namespace paged_attention {
 namespace {
 
+using attention_kernel::AddScaled;
 using attention_kernel::kMergeWeights;
 using attention_kernel::LoadMergeTask;
 using attention_kernel::MergeRow;
+using attention_kernel::StoreFour;
 
 constexpr int kMergeThreads = 128;
 constexpr int kMergeWarps = kMergeThreads / 32;
+constexpr uint32_t kAllLanes = 0xffffffffu;
 
-template <typename T>
-__global__ void __launch_bounds__(kMergeThreads)
-    MergeKernel(const PagedAttentionParams p, int32_t head_dim, int32_t rows_per_task) {
+// Partials MergeRowInOnePass takes (two LSEs per lane); units cut into more
+// pieces take MergeRow.
+constexpr int kOnePassMaxPartials = 64;
+// 16-byte partial loads in flight per lane: 16 keeps the kernel within 128
+// registers, four blocks per SM (32 took 228 registers, and units cut into a
+// few pieces, which are many, ran 2-9% slower for the lost occupancy).
+constexpr int kLoadsInFlight = 16;
+
+// MergeRow's formula for units of at most kOnePassMaxPartials pieces, with
+// fewer round trips: the row's LSEs (two per lane) are loaded together with
+// the first batch of partials, and each lane has kLoadsInFlight loads in
+// flight per batch (16 partials a batch at head_dim 128, 32 at 64, 8 at 256),
+// so a unit cut into 33 pieces at head_dim 128 costs three dependent L2 round
+// trips where MergeRow takes six (its LSE pass, then five batches of eight). This kernel has the
+// registers for it (128 threads, nothing else live); the attention kernel's
+// fused merge keeps MergeRow, whose code there moves the hot loop's
+// (NOTES.md, Variants).
+template <typename T, int kHeadDim>
+__device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask& task, int row) {
+  constexpr int kPieces = kHeadDim / 4;                      // float4 pieces of a row
+  constexpr int kLanesPerSet = kPieces < 32 ? kPieces : 32;  // lanes covering one copy of the row
+  constexpr int kGroups = 32 / kLanesPerSet;                 // partials summed side by side
+  constexpr int kPiecesPerLane = kPieces / kLanesPerSet;
+  constexpr int kBatch = kLoadsInFlight / kPiecesPerLane;  // partials per lane per round trip
+  const int lane = threadIdx.x % 32;
+  const int group = lane / kLanesPerSet;
+  const int first_piece = lane % kLanesPerSet;
+  const int n = task.num_partials;
+  const float* lse_of = p.partial_lse + int64_t{task.first_partial} * kUnitRows + row;
+  // LSE of partial j: lane j % 32, register j / 32.
+  const float lse_low = lane < n ? __ldcg(lse_of + lane * kUnitRows) : -INFINITY;
+  const float lse_high = lane + 32 < n ? __ldcg(lse_of + (lane + 32) * kUnitRows) : -INFINITY;
+  const int64_t stride = int64_t{kUnitRows} * kHeadDim / 4;  // float4s from one partial to the next
+  const float4* first =
+      reinterpret_cast<const float4*>(p.partial_out +
+                                      (int64_t{task.first_partial} * kUnitRows + row) * kHeadDim) +
+      first_piece;
+  float4 acc[kPiecesPerLane];
+#pragma unroll
+  for (int k = 0; k < kPiecesPerLane; ++k) acc[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float max_lse = -INFINITY, weight_low = 0.0f, weight_high = 0.0f, sum = 0.0f;
+  for (int base = 0; base < n; base += kBatch * kGroups) {
+    float4 v[kBatch][kPiecesPerLane];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      if (base + u * kGroups >= n) break;  // units cut into a few pieces load a few
+      const int j = base + u * kGroups + group;
+#pragma unroll
+      for (int k = 0; k < kPiecesPerLane; ++k) {
+        v[u][k] = j < n ? __ldcg(first + j * stride + k * kLanesPerSet)
+                        : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+    }
+    if (base == 0) {  // the LSEs have arrived with the first batch: weights once
+      max_lse = fmaxf(lse_low, lse_high);
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2) {
+        max_lse = fmaxf(max_lse, __shfl_xor_sync(kAllLanes, max_lse, offset));
+      }
+      if (max_lse != -INFINITY) {  // else no visible key: zeros and lse = -inf
+        weight_low = expf(lse_low - max_lse);
+        weight_high = expf(lse_high - max_lse);
+      }
+      sum = weight_low + weight_high;
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(kAllLanes, sum, offset);
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      if (base + u * kGroups >= n) break;
+      const int j = base + u * kGroups + group;  // < 64 + kGroups; lanes of one group share j
+      const float w_low = __shfl_sync(kAllLanes, weight_low, j % 32);
+      const float w_high = __shfl_sync(kAllLanes, weight_high, j % 32);
+      const float w = j < n ? (j < 32 ? w_low : w_high) : 0.0f;
+#pragma unroll
+      for (int k = 0; k < kPiecesPerLane; ++k) AddScaled(acc[k], w, v[u][k]);
+    }
+  }
+  // Fold the lane groups (lanes kLanesPerSet apart hold the same pieces).
+#pragma unroll
+  for (int offset = kLanesPerSet; offset < 32; offset *= 2) {
+#pragma unroll
+    for (int k = 0; k < kPiecesPerLane; ++k) {
+      acc[k].x += __shfl_xor_sync(kAllLanes, acc[k].x, offset);
+      acc[k].y += __shfl_xor_sync(kAllLanes, acc[k].y, offset);
+      acc[k].z += __shfl_xor_sync(kAllLanes, acc[k].z, offset);
+      acc[k].w += __shfl_xor_sync(kAllLanes, acc[k].w, offset);
+    }
+  }
+  if (group != 0) return;
+  const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
+  const int packed = task.unit_tile * kUnitRows + row;
+  const int token = task.q_begin + packed / p.group;
+  const int head = task.kv_head * p.group + packed % p.group;
+  T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * kHeadDim;
+#pragma unroll
+  for (int k = 0; k < kPiecesPerLane; ++k) {
+    StoreFour<T>(out + (first_piece + k * kLanesPerSet) * 4,
+                 make_float4(acc[k].x * inv_sum, acc[k].y * inv_sum, acc[k].z * inv_sum,
+                             acc[k].w * inv_sum));
+  }
+  if (p.lse != nullptr && lane == 0) {
+    p.lse[int64_t{head} * p.total_q_tokens + token] = sum > 0.0f ? max_lse + logf(sum) : -INFINITY;
+  }
+}
+
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(kMergeThreads, 4)
+    MergeKernel(const PagedAttentionParams p, int32_t rows_per_task) {
   __shared__ float weights[kMergeWarps][kMergeWeights];
+  const int warp = threadIdx.x / 32;
+  const int step = gridDim.x * kMergeWarps;
+  // The plan's counters and merge tasks are constants of this launch (the
+  // attention kernel writes only MergeTask::arrivals, which is not read
+  // here), so the first task is loaded before the wait: it arrives while the
+  // attention kernel finishes instead of after it.
+  const int items = p.plan.counters[kPlanNumMergeTasks] * rows_per_task;
+  int item = blockIdx.x * kMergeWarps + warp;
+  MergeTask task;
+  if (item < items) task = LoadMergeTask(p.plan.merge_tasks + item / rows_per_task);
   // Everything below reads what the attention kernel wrote: wait for it
   // (this grid may have launched early, as a programmatic dependent).
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
-  const int warp = threadIdx.x / 32;
-  const int items = p.plan.counters[kPlanNumMergeTasks] * rows_per_task;
-  for (int item = blockIdx.x * kMergeWarps + warp; item < items; item += gridDim.x * kMergeWarps) {
-    const MergeTask task = LoadMergeTask(p.plan.merge_tasks + item / rows_per_task);
+  for (; item < items; item += step) {
     const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
-    if (MergedByAttentionKernel(rows)) continue;
     const int row = item % rows_per_task;
-    if (row >= rows) continue;
-    MergeRow<T>(p, head_dim, task, row, weights[warp]);
+    if (!MergedByAttentionKernel(rows) && row < rows) {
+      if (task.num_partials <= kOnePassMaxPartials) {
+        MergeRowInOnePass<T, kHeadDim>(p, task, row);
+      } else {
+        MergeRow<T>(p, kHeadDim, task, row, weights[warp]);
+      }
+    }
+    if (item + step < items)
+      task = LoadMergeTask(p.plan.merge_tasks + (item + step) / rows_per_task);
+  }
+}
+
+template <typename T>
+cudaError_t LaunchMergeKernel(int32_t head_dim, const cudaLaunchConfig_t& config,
+                              const PagedAttentionParams& params, int32_t rows_per_task) {
+  switch (head_dim) {
+    case 64:
+      return cudaLaunchKernelEx(&config, MergeKernel<T, 64>, params, rows_per_task);
+    case 128:
+      return cudaLaunchKernelEx(&config, MergeKernel<T, 128>, params, rows_per_task);
+    case 256:
+      return cudaLaunchKernelEx(&config, MergeKernel<T, 256>, params, rows_per_task);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 
@@ -65,10 +202,10 @@ cudaError_t LaunchPagedAttentionMerge(DType dtype, int32_t head_dim, int32_t row
   config.attrs = &attribute;
   config.numAttrs = 1;
   if (dtype == DType::kBFloat16) {
-    return cudaLaunchKernelEx(&config, MergeKernel<__nv_bfloat16>, params, head_dim, rows_per_task);
+    return LaunchMergeKernel<__nv_bfloat16>(head_dim, config, params, rows_per_task);
   }
   if (dtype == DType::kFloat16) {
-    return cudaLaunchKernelEx(&config, MergeKernel<__half>, params, head_dim, rows_per_task);
+    return LaunchMergeKernel<__half>(head_dim, config, params, rows_per_task);
   }
   return cudaErrorInvalidValue;
 }

@@ -415,6 +415,32 @@ TEST_F(PagedAttentionGpuTest, FusedMergeOfHundredsOfPieces) {
   }
 }
 
+// Units of more than kFusedMergeMaxRows rows are merged by the merge kernel:
+// up to 64 pieces in one pass whose batches hold 32 loads per lane (64
+// partials a batch at head_dim 64, 32 at 128, 16 at 256), more pieces by
+// MergeRow. Piece counts on both sides of each edge, at every head_dim.
+TEST_F(PagedAttentionGpuTest, MergeKernelOnBothSidesOfItsOnePassLimit) {
+  struct Shape {
+    int32_t head_dim, pieces;
+  };
+  for (const Shape& shape : {Shape{64, 64}, Shape{64, 65}, Shape{128, 32}, Shape{128, 33},
+                             Shape{128, 65}, Shape{256, 17}, Shape{256, 64}, Shape{256, 80}}) {
+    BatchSpec spec;
+    spec.head_dim = shape.head_dim;
+    spec.num_q_heads = 8;
+    spec.num_kv_heads = 2;
+    spec.page_size = 16;
+    spec.q_lens = {4, 3};  // 16 and 12 rows per unit (group 4): both go to the merge kernel
+    // One key tile per piece, and a short second request.
+    spec.k_lens = {shape.pieces * KeysPerTile(shape.head_dim), 77};
+    spec.q_stddev = 3.0f;               // sharper softmax: weights far from uniform
+    spec.pinned_splits = shape.pieces;  // sizes the plan buffers for the pinned plan
+    spec.seed = TestSeed() + shape.head_dim + shape.pieces;
+    SCOPED_TRACE(absl::StrCat("hd", shape.head_dim, " ", shape.pieces, " pieces"));
+    CheckBatch(spec, {shape.pieces, 0});
+  }
+}
+
 TEST_F(PagedAttentionGpuTest, RowsWithoutVisibleKeysAreZeroWithMinusInfLse) {
   for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
     BatchSpec spec;

@@ -63,8 +63,11 @@ struct Case {
 
 // Everything one case needs on the device, with its plan captured in a graph.
 struct Setup {
-  DeviceBuffer k, v, q, out, lse, cache_seqlens, cu_seqlens_q, page_table, tree_mask, worker_begin,
-      segments, merge_tasks, counters, workspace, flush;
+  void* k = nullptr;      // in SharedBuffers::kv
+  void* v = nullptr;      // in SharedBuffers::kv
+  void* flush = nullptr;  // SharedBuffers::flush
+  DeviceBuffer q, out, lse, cache_seqlens, cu_seqlens_q, page_table, tree_mask, worker_begin,
+      segments, merge_tasks, counters, workspace;
   std::unique_ptr<CapturedAttention> graph;
   PartitionCounts counts;
   cudaStream_t stream = nullptr;
@@ -73,6 +76,42 @@ struct Setup {
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
 };
+
+// Pages of case `c`'s pool: each request's keys, in whole pages.
+int64_t NumPages(const Case& c) {
+  int64_t pages = 0;
+  for (int32_t k_len : c.k_lens) pages += (k_len + c.page_size - 1) / c.page_size;
+  return pages;
+}
+
+// Elements of one of case `c`'s K and V pools.
+int64_t PoolElements(const Case& c) {
+  return NumPages(c) * c.page_size * c.num_kv_heads * c.head_dim;
+}
+
+std::vector<Case> AllCases();
+
+// Device memory every case of the process shares: the L2 flush buffer, and
+// one arena for each case's K and V pools, allocated once at the size of the
+// largest case (as an engine allocates its KV pool at startup). With pools
+// allocated per case, a case's time depended on the cases run before it:
+// draft-extend 32/8 q2 b1 128k took 134 us after small cases and 151 us after
+// the 32/32 decode cases had allocated and freed 8.6 GB (NOTES.md, Variants).
+struct SharedBuffers {
+  DeviceBuffer flush, kv;
+};
+
+absl::StatusOr<SharedBuffers*> Shared() {
+  static SharedBuffers* shared = nullptr;  // never freed: it lives as long as the process
+  if (shared != nullptr) return shared;
+  int64_t largest = 0;
+  for (const Case& c : AllCases()) largest = std::max(largest, PoolElements(c));
+  auto buffers = std::make_unique<SharedBuffers>();
+  ASSIGN_OR_RETURN(buffers->flush, DeviceBuffer::Allocate(kFlushBytes, "l2 flush"));
+  ASSIGN_OR_RETURN(buffers->kv, DeviceBuffer::Allocate(size_t(2 * largest) * 2, "k/v arena"));
+  shared = buffers.release();
+  return shared;
+}
 
 template <typename T>
 absl::Status Upload(DeviceBuffer& buffer, const std::vector<T>& host, const char* what) {
@@ -86,14 +125,12 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   const int32_t batch = static_cast<int32_t>(c.q_lens.size());
   std::vector<int32_t> cu_q(batch + 1, 0);
   int32_t max_pages = 1, max_q = 0;
-  int64_t num_pages = 0;
   for (int32_t i = 0; i < batch; ++i) {
     cu_q[i + 1] = cu_q[i] + c.q_lens[i];
-    const int32_t pages = (c.k_lens[i] + c.page_size - 1) / c.page_size;
-    max_pages = std::max(max_pages, pages);
+    max_pages = std::max(max_pages, (c.k_lens[i] + c.page_size - 1) / c.page_size);
     max_q = std::max(max_q, c.q_lens[i]);
-    num_pages += pages;
   }
+  const int64_t num_pages = NumPages(c);
   // Random page order, as a long-running server's pool would have.
   std::vector<int32_t> order(num_pages);
   std::iota(order.begin(), order.end(), 0);
@@ -105,19 +142,18 @@ absl::Status Prepare(const Case& c, Setup& setup) {
       table[int64_t{i} * max_pages + j] = order[next++];
     }
   }
-  const int64_t pool_elements = num_pages * c.page_size * c.num_kv_heads * c.head_dim;
+  const int64_t pool_elements = PoolElements(c);
   const int64_t q_elements = int64_t{cu_q[batch]} * c.num_q_heads * c.head_dim;
-  ASSIGN_OR_RETURN(setup.k, DeviceBuffer::Allocate(pool_elements * 2, "k_cache"));
-  ASSIGN_OR_RETURN(setup.v, DeviceBuffer::Allocate(pool_elements * 2, "v_cache"));
+  ASSIGN_OR_RETURN(SharedBuffers * shared, Shared());
+  setup.k = shared->kv.data();
+  setup.v = shared->kv.as<char>() + pool_elements * 2;
+  setup.flush = shared->flush.data();
   ASSIGN_OR_RETURN(setup.q, DeviceBuffer::Allocate(q_elements * 2, "q"));
   ASSIGN_OR_RETURN(setup.out, DeviceBuffer::Allocate(q_elements * 2, "out"));
   ASSIGN_OR_RETURN(setup.lse,
                    DeviceBuffer::Allocate(int64_t{cu_q[batch]} * c.num_q_heads * 4, "lse"));
-  ASSIGN_OR_RETURN(setup.flush, DeviceBuffer::Allocate(kFlushBytes, "l2 flush"));
-  RETURN_IF_ERROR(
-      CudaCall(FillRandom16(setup.k.data(), pool_elements, kDType, 1, nullptr), "fill k"));
-  RETURN_IF_ERROR(
-      CudaCall(FillRandom16(setup.v.data(), pool_elements, kDType, 2, nullptr), "fill v"));
+  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.k, pool_elements, kDType, 1, nullptr), "fill k"));
+  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.v, pool_elements, kDType, 2, nullptr), "fill v"));
   RETURN_IF_ERROR(CudaCall(FillRandom16(setup.q.data(), q_elements, kDType, 3, nullptr), "fill q"));
 
   // The causal plan of this GPU's geometry, as the planner makes it.
@@ -150,8 +186,8 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   args.head_dim = c.head_dim;
   args.num_pages = static_cast<int32_t>(num_pages);
   args.q = setup.q.data();
-  args.k_cache = setup.k.data();
-  args.v_cache = setup.v.data();
+  args.k_cache = setup.k;
+  args.v_cache = setup.v;
   args.out = setup.out.data();
   args.lse = setup.lse.as<float>();
   AttentionMetadata& md = args.metadata;
@@ -210,7 +246,7 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
   for (auto _ : state) {
     std::vector<float> ms(kReplays);
     for (float& t : ms) {
-      if (!c.warm_l2) (void)FlushL2(setup.flush.data(), kFlushBytes, setup.stream);
+      if (!c.warm_l2) (void)FlushL2(setup.flush, kFlushBytes, setup.stream);
       cudaEventRecord(start, setup.stream);
       (void)setup.graph->Launch(setup.stream);
       cudaEventRecord(stop, setup.stream);

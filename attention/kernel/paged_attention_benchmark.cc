@@ -3,7 +3,9 @@
 // with CUDA events: each repetition is the median of 31 replays, with L2
 // flushed before every replay unless the case says l2:warm. The flush reads a
 // 256 MiB buffer (a write would leave 60 MB of dirty lines for the timed call
-// to write back; tools/peer_benchmark.py flushes the same way).
+// to write back; tools/peer_benchmark.py flushes the same way). Every case's
+// K/V pools sit in one arena allocated once per process (SharedBuffers), so a
+// case's time does not depend on the allocations of the cases before it.
 //
 // Names: BM_PagedAttention<Case>/heads:Hq_Hkv/hd:D/batch:B/q:Q/kv:L/page:P[/tree:T][/l2:warm]
 // (TreeVerify / TreeDraftDecode cases: tree:<shape>_topk<K> or tree:step<S>_topk<K>; compare

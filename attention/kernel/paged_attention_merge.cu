@@ -3,7 +3,8 @@
 // kFusedMergeMaxRows rows (the attention kernel merges smaller units itself),
 // with merge_partials.cuh's formula. One warp per (merge task, row) item;
 // warps loop over items, so the grid stays one wave however large the
-// captured capacity.
+// captured capacity. Rows of units cut into at most kOnePassMaxPartials
+// pieces are merged in one pass (MergeRowInOnePass), the rest by MergeRow.
 //
 // Launched as a programmatic dependent of the attention kernel: its launch
 // overlaps the attention kernel's tail and it waits (griddepcontrol.wait)
@@ -34,9 +35,10 @@ constexpr uint32_t kAllLanes = 0xffffffffu;
 // Partials MergeRowInOnePass takes (two LSEs per lane); units cut into more
 // pieces take MergeRow.
 constexpr int kOnePassMaxPartials = 64;
-// 16-byte partial loads in flight per lane: 16 keeps the kernel within 128
-// registers, four blocks per SM (32 took 228 registers, and units cut into a
-// few pieces, which are many, ran 2-9% slower for the lost occupancy).
+// 16-byte partial loads in flight per lane: 16 keeps the kernel at 128
+// registers, four blocks per SM. On the H200, 8 gained less at batch 1; 32
+// took 228 registers and was measured only in a first form that also ran
+// every batch slot for units of a few pieces (NOTES.md, Variants).
 constexpr int kLoadsInFlight = 16;
 
 // MergeRow's formula for units of at most kOnePassMaxPartials pieces, with
@@ -44,10 +46,11 @@ constexpr int kLoadsInFlight = 16;
 // the first batch of partials, and each lane has kLoadsInFlight loads in
 // flight per batch (16 partials a batch at head_dim 128, 32 at 64, 8 at 256),
 // so a unit cut into 33 pieces at head_dim 128 costs three dependent L2 round
-// trips where MergeRow takes six (its LSE pass, then five batches of eight). This kernel has the
-// registers for it (128 threads, nothing else live); the attention kernel's
-// fused merge keeps MergeRow, whose code there moves the hot loop's
-// (NOTES.md, Variants).
+// trips where MergeRow takes six (its LSE pass, then five batches of eight).
+// This kernel has the registers for it (128 threads, nothing else live). The
+// attention kernel's fused merge keeps MergeRow: a change there moves the
+// code generation of its hot loop, and the same pass in the head_dim 64
+// kernels was slower (NOTES.md, Variants).
 template <typename T, int kHeadDim>
 __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask& task, int row) {
   constexpr int kPieces = kHeadDim / 4;                      // float4 pieces of a row

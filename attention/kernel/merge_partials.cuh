@@ -72,6 +72,32 @@ __device__ __forceinline__ void AddScaled(float4& acc, float w, const float4& v)
   acc.w += w * v.w;
 }
 
+// Writes row `row` of `task`'s unit, merged: out = acc / sum (acc holds this
+// lane's float4 pieces first_piece, first_piece + lanes_per_piece_set, ...
+// of the row) and lse = max_lse + log(sum), or zeros and -inf when no key was
+// visible (sum 0). Called by the lanes of lane group 0.
+template <typename T, int kPieces>
+__device__ __forceinline__ void StoreMergedRow(const PagedAttentionParams& p, int32_t head_dim,
+                                               const MergeTask& task, int row,
+                                               const float4 (&acc)[kPieces], int first_piece,
+                                               int lanes_per_piece_set, float sum, float max_lse) {
+  const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
+  const int packed = task.unit_tile * kUnitRows + row;
+  const int token = task.q_begin + packed / p.group;
+  const int head = task.kv_head * p.group + packed % p.group;
+  T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * head_dim;
+#pragma unroll
+  for (int k = 0; k < kPieces; ++k) {
+    const int piece = first_piece + k * lanes_per_piece_set;
+    if (piece >= head_dim / 4) break;
+    StoreFour<T>(out + piece * 4, make_float4(acc[k].x * inv_sum, acc[k].y * inv_sum,
+                                              acc[k].z * inv_sum, acc[k].w * inv_sum));
+  }
+  if (p.lse != nullptr && threadIdx.x % 32 == 0) {
+    p.lse[int64_t{head} * p.total_q_tokens + token] = sum > 0.0f ? max_lse + logf(sum) : -INFINITY;
+  }
+}
+
 // Merges row `row` of `task` with one warp: the lanes load the partials' LSEs
 // side by side (once: the first round's weights are computed from the copy
 // kept in `weights`), then split into `groups` lane groups that each sum every
@@ -147,21 +173,7 @@ __device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const 
     }
   }
   if (group != 0) return;
-  const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
-  const int packed = task.unit_tile * kUnitRows + row;
-  const int token = task.q_begin + packed / p.group;
-  const int head = task.kv_head * p.group + packed % p.group;
-  T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * head_dim;
-#pragma unroll
-  for (int k = 0; k < kMaxMergePieces; ++k) {
-    const int piece = first_piece + k * lanes_per_piece_set;
-    if (piece >= pieces) break;
-    StoreFour<T>(out + piece * 4, make_float4(acc[k].x * inv_sum, acc[k].y * inv_sum,
-                                              acc[k].z * inv_sum, acc[k].w * inv_sum));
-  }
-  if (p.lse != nullptr && lane == 0) {
-    p.lse[int64_t{head} * p.total_q_tokens + token] = sum > 0.0f ? max_lse + logf(sum) : -INFINITY;
-  }
+  StoreMergedRow<T>(p, head_dim, task, row, acc, first_piece, lanes_per_piece_set, sum, max_lse);
 }
 
 // Writes zeros to out and -inf to lse for the query tokens of CUDA-graph

@@ -26,7 +26,7 @@ using attention_kernel::AddScaled;
 using attention_kernel::kMergeWeights;
 using attention_kernel::LoadMergeTask;
 using attention_kernel::MergeRow;
-using attention_kernel::StoreFour;
+using attention_kernel::StoreMergedRow;
 
 constexpr int kMergeThreads = 128;
 constexpr int kMergeWarps = kMergeThreads / 32;
@@ -124,20 +124,7 @@ __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask
     }
   }
   if (group != 0) return;
-  const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
-  const int packed = task.unit_tile * kUnitRows + row;
-  const int token = task.q_begin + packed / p.group;
-  const int head = task.kv_head * p.group + packed % p.group;
-  T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * kHeadDim;
-#pragma unroll
-  for (int k = 0; k < kPiecesPerLane; ++k) {
-    StoreFour<T>(out + (first_piece + k * kLanesPerSet) * 4,
-                 make_float4(acc[k].x * inv_sum, acc[k].y * inv_sum, acc[k].z * inv_sum,
-                             acc[k].w * inv_sum));
-  }
-  if (p.lse != nullptr && lane == 0) {
-    p.lse[int64_t{head} * p.total_q_tokens + token] = sum > 0.0f ? max_lse + logf(sum) : -INFINITY;
-  }
+  StoreMergedRow<T>(p, kHeadDim, task, row, acc, first_piece, kLanesPerSet, sum, max_lse);
 }
 
 template <typename T, int kHeadDim>

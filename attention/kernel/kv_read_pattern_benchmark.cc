@@ -12,9 +12,12 @@
 //                     reads whole 2 KB token rows.
 //   contiguous_bhsd   head_major's items over a contiguous [batch, heads, seq,
 //                     128] copy of the same bytes: the layout cuDNN reads.
+//   head_pages        head_major's items over a pool whose pages hold each
+//                     head's 16 rows together ([pages, 8 heads, 16, 128],
+//                     FlashInfer's HND), same random page order: 4 KB runs.
 //
-// Pool: [pages, 16, 8 heads, 128] bf16 with a random page order (as a
-// long-running server's pool has). Chunks: every case has 8192 items (~31 per
+// Pool (but head_pages): [pages, 16, 8 heads, 128] bf16 with a random page
+// order (as a long-running server's pool has). Chunks: every case has 8192 items (~31 per
 // CTA on 264 CTAs, so the 8 CTAs that get 32 add a ~3% tail to every case
 // alike): 512 keys x 1 head at batch 32 x 16k keys, 128 keys at batch 1 x 128k
 // (all_heads: 64 and 16 keys x 8 heads).
@@ -53,7 +56,7 @@ constexpr int64_t kItems = 8192;
 constexpr int kTimed = 31;
 constexpr size_t kFlushBytes = size_t{256} << 20;  // > the 60 MB L2
 
-enum class Order { kHeadMajor, kHeadInterleaved, kAllHeads, kContiguousBhsd };
+enum class Order { kHeadMajor, kHeadInterleaved, kAllHeads, kContiguousBhsd, kHeadPages };
 
 struct Plan {
   std::vector<int4> items;         // {request, head_begin, head_count, key_begin}
@@ -140,6 +143,7 @@ absl::Status Prepare(Order order, int32_t batch, int32_t kv, Setup& s) {
   a.items = s.items.as<int4>();
   a.cta_begin = s.cta_begin.as<int32_t>();
   a.keys_per_item = plan.keys_per_item;
+  a.heads_outside_pages_rows = order == Order::kHeadPages ? 1 : 0;
   a.out = s.out.as<int32_t>();
   return CudaCall(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
@@ -211,7 +215,8 @@ void RegisterAll() {
   const std::pair<Order, const char*> orders[] = {{Order::kHeadMajor, "head_major"},
                                                   {Order::kHeadInterleaved, "head_interleaved"},
                                                   {Order::kAllHeads, "all_heads"},
-                                                  {Order::kContiguousBhsd, "contiguous_bhsd"}};
+                                                  {Order::kContiguousBhsd, "contiguous_bhsd"},
+                                                  {Order::kHeadPages, "head_pages"}};
   std::vector<benchmark::internal::Benchmark*> all = {
       benchmark::RegisterBenchmark("BM_KvReadDeviceCopy/bytes:1073741824", BM_KvReadDeviceCopy)};
   for (auto [batch, kv] : {std::pair{32, 16384}, std::pair{1, 131072}}) {

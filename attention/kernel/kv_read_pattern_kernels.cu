@@ -16,11 +16,13 @@ __device__ __forceinline__ int4 LoadStreaming(const int4* p) {
   return r;
 }
 
-// kPaged: through a.page_table; otherwise the contiguous layout. A template
-// argument so that the unrolled loads have no branch between them. The
+// kLayout: kContiguous, kPagedNhd or kPagedHnd (kv_read_pattern_kernels.h).
+// A template argument so that the unrolled loads have no branch between them. The
 // min-blocks bound of 2 matters: without it ptxas (CUDA 13.0) picked 32
 // registers, too few to keep 16 x 16-byte loads in flight; with it, ~84.
-template <bool kPaged>
+enum Layout { kContiguous, kPagedNhd, kPagedHnd };
+
+template <Layout kLayout>
 __global__ void __launch_bounds__(kKvReadThreads, 2) KvReadKernel(const KvReadArgs a) {
   const int4* k = static_cast<const int4*>(a.k);
   const int4* v = static_cast<const int4*>(a.v);
@@ -42,10 +44,13 @@ __global__ void __launch_bounds__(kKvReadThreads, 2) KvReadKernel(const KvReadAr
         const int head = item.y + ((i & ((1 << key_shift) - 1)) / kChunksPerRow);
         const int chunk = i % kChunksPerRow;
         int64_t row;  // (key, head) row index in the tensor
-        if constexpr (kPaged) {
+        if constexpr (kLayout == kPagedNhd) {
           const int64_t slot = int64_t{__ldg(pages + key / kKvReadPageSize)} * kKvReadPageSize +
                                key % kKvReadPageSize;
           row = slot * a.num_kv_heads + head;
+        } else if constexpr (kLayout == kPagedHnd) {
+          const int64_t page = __ldg(pages + key / kKvReadPageSize);
+          row = (page * a.num_kv_heads + head) * kKvReadPageSize + key % kKvReadPageSize;
         } else {
           row = (int64_t{item.x} * a.num_kv_heads + head) * a.seq_len + key;
         }
@@ -77,10 +82,12 @@ int KvReadNumCtas() {
 
 cudaError_t LaunchKvRead(const KvReadArgs& args, cudaStream_t stream) {
   if (args.num_ctas <= 0 || args.keys_per_item <= 0) return cudaErrorInvalidValue;
-  if (args.page_table != nullptr) {
-    KvReadKernel<true><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
+  if (args.page_table == nullptr) {
+    KvReadKernel<kContiguous><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
+  } else if (args.heads_outside_pages_rows != 0) {
+    KvReadKernel<kPagedHnd><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
   } else {
-    KvReadKernel<false><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
+    KvReadKernel<kPagedNhd><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
   }
   return cudaGetLastError();
 }

@@ -24,8 +24,10 @@ inline constexpr int kKvReadRowBytes = 256;  // one head of one key: 128 bf16
 
 struct KvReadArgs {
   // Paged: [num_pages, kKvReadPageSize, num_kv_heads, 128] bf16 (read as raw
-  // 16-byte chunks). Contiguous (page_table == nullptr): [batch, num_kv_heads,
-  // seq_len, 128].
+  // 16-byte chunks), or [num_pages, num_kv_heads, kKvReadPageSize, 128] when
+  // heads_outside_pages_rows is set (each page holds one KV head's rows
+  // together: FlashInfer's HND). Contiguous (page_table == nullptr): [batch,
+  // num_kv_heads, seq_len, 128].
   const void* k = nullptr;
   const void* v = nullptr;
   const int32_t* page_table = nullptr;  // [batch, max_pages_per_request] page ids
@@ -36,7 +38,8 @@ struct KvReadArgs {
   const int32_t* cta_begin = nullptr;  // [num_ctas + 1] first item of each CTA
   int32_t keys_per_item = 0;
   int32_t num_ctas = 0;
-  int32_t* out = nullptr;  // [num_ctas * kKvReadThreads] XOR of what each thread read
+  int32_t heads_outside_pages_rows = 0;  // 1: the HND paged layout above
+  int32_t* out = nullptr;                // [num_ctas * kKvReadThreads] XOR of what each thread read
 };
 
 // 2 x the SM count of the current device (two resident CTAs per SM); 0 when

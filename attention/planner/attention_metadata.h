@@ -31,6 +31,9 @@ struct AttentionMetadata {
   // lse. CUDA graph: capacity x max_seq_len_q.
   int32_t total_q_tokens = 0;
   // Upper bound on any row's query tokens (eager: exact max; graph: capacity).
+  // Trusted, as FlashAttention's max_seqlen_q is: the kernels size their query
+  // tiles (the decode kernel's 16 rows) and merge rows by it, so a value below
+  // a row's query tokens gives wrong outputs for that row, not an error.
   int32_t max_seq_len_q = 0;
   // max_i cache_seqlens[i]: per-request sums (prefix + new), never
   // max(prefix) + max(new). CUDA graph: the capacity (request-to-token row width).

@@ -46,7 +46,21 @@ __device__ __forceinline__ void StoreFour<__half>(__half* out, float4 value) {
       make_uint2(*reinterpret_cast<uint32_t*>(&lo), *reinterpret_cast<uint32_t*>(&hi));
 }
 
-// A MergeTask from its two 16-byte words, as the plan stores it.
+// A MergeTask's two 16-byte words, as the plan stores them.
+struct MergeTaskWords {
+  int4 head;  // request, kv_head, unit_tile, first_partial
+  int4 tail;  // num_partials, q_begin, q_len, arrivals
+};
+
+// The words of a plan's merge task, through the read-only path: the plan's
+// constant words. `tail.w` is `arrivals`, which the attention kernel counts
+// on with atomics, so its value here is stale and never used.
+__device__ __forceinline__ MergeTaskWords LoadMergeTaskWords(const MergeTask* task) {
+  const int4* words = reinterpret_cast<const int4*>(task);
+  return {__ldg(words), __ldg(words + 1)};
+}
+
+// A MergeTask from its two 16-byte words.
 __device__ __forceinline__ MergeTask MergeTaskFromWords(int4 a, int4 b) {
   MergeTask t;
   t.request = a.x;
@@ -61,8 +75,8 @@ __device__ __forceinline__ MergeTask MergeTaskFromWords(int4 a, int4 b) {
 }
 
 __device__ __forceinline__ MergeTask LoadMergeTask(const MergeTask* task) {
-  const int4* words = reinterpret_cast<const int4*>(task);
-  return MergeTaskFromWords(__ldg(words), __ldg(words + 1));
+  const MergeTaskWords words = LoadMergeTaskWords(task);
+  return MergeTaskFromWords(words.head, words.tail);
 }
 
 __device__ __forceinline__ void AddScaled(float4& acc, float w, const float4& v) {

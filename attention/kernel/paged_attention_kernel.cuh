@@ -683,16 +683,15 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     // fence waits, and the merge starts without a load of its own (the merge
     // is the kernel's tail, NOTES.md).
     MergeTask* task = const_cast<MergeTask*>(p.plan.merge_tasks) + merge_task;
-    const int4* words = reinterpret_cast<const int4*>(task);
-    const int4 head = __ldg(words), tail = __ldg(words + 1);
-    const unsigned last = static_cast<unsigned>(tail.x - 1);  // num_partials - 1
+    const MergeTaskWords words = LoadMergeTaskWords(task);
+    const unsigned last = static_cast<unsigned>(words.tail.x - 1);  // num_partials - 1
     __threadfence();  // release: the CTA's partials (ordered by the barrier) before the count
     // atomicInc wraps to 0 at `last`: the count is back at 0 for the next launch.
     const bool finished_last =
         atomicInc(reinterpret_cast<unsigned*>(&task->arrivals), last) == last;
     if (finished_last) __threadfence();  // acquire: the other pieces' partials after the count
-    flag->task[0] = head;
-    flag->task[1] = tail;
+    flag->task[0] = words.head;
+    flag->task[1] = words.tail;
     flag->is_last = finished_last ? 1 : 0;
   }
   ConsumerBarrier();

@@ -91,7 +91,7 @@ chmod +x "$bundle"/*.sh
 # The same as one xz file (also git-ignored): ~7 MB where the folder is
 # ~65 MB, because every binary that links the kernels carries the same ~5 MB
 # fatbin, which xz's window finds again across files (gzip's does not: 21 MB).
-# It is what fits a 64 MiB transfer beside the source tree (~48 MB with the
+# It is what fits a 64 MiB transfer beside the source tree (~36 MB with the
 # committed benchmark runs). On the GPU machine `tar -xJf gpu_bundle.tar.xz`
 # (or `python3 -m tarfile -e gpu_bundle.tar.xz`) restores gpu_bundle/.
 rm -f "$bundle.tar.gz" "$bundle.tar.xz"

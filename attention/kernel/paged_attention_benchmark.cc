@@ -32,6 +32,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "attention/base/ceil_div.h"
 #include "attention/base/cuda_status.h"
 #include "attention/base/device_buffer.h"
 #include "attention/base/device_info.h"
@@ -82,7 +83,7 @@ struct Setup {
 // Pages of case `c`'s pool: each request's keys, in whole pages.
 int64_t NumPages(const Case& c) {
   int64_t pages = 0;
-  for (int32_t k_len : c.k_lens) pages += (k_len + c.page_size - 1) / c.page_size;
+  for (int32_t k_len : c.k_lens) pages += CeilDiv(k_len, c.page_size);
   return pages;
 }
 
@@ -129,7 +130,7 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   int32_t max_pages = 1, max_q = 0;
   for (int32_t i = 0; i < batch; ++i) {
     cu_q[i + 1] = cu_q[i] + c.q_lens[i];
-    max_pages = std::max(max_pages, (c.k_lens[i] + c.page_size - 1) / c.page_size);
+    max_pages = std::max(max_pages, CeilDiv(c.k_lens[i], c.page_size));
     max_q = std::max(max_q, c.q_lens[i]);
   }
   const int64_t num_pages = NumPages(c);
@@ -140,7 +141,7 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   std::vector<int32_t> table(int64_t{batch} * max_pages, 0);
   int64_t next = 0;
   for (int32_t i = 0; i < batch; ++i) {
-    for (int32_t j = 0; j < (c.k_lens[i] + c.page_size - 1) / c.page_size; ++j) {
+    for (int32_t j = 0; j < CeilDiv(c.k_lens[i], c.page_size); ++j) {
       table[int64_t{i} * max_pages + j] = order[next++];
     }
   }

@@ -416,9 +416,10 @@ TEST_F(PagedAttentionGpuTest, FusedMergeOfHundredsOfPieces) {
 }
 
 // Units of more than kFusedMergeMaxRows rows are merged by the merge kernel:
-// up to 64 pieces in one pass whose batches hold 32 loads per lane (64
-// partials a batch at head_dim 64, 32 at 128, 16 at 256), more pieces by
-// MergeRow. Piece counts on both sides of each edge, at every head_dim.
+// up to 64 pieces in one pass whose batches hold 16 loads per lane (32
+// partials a batch at head_dim 64, 16 at 128, 8 at 256), more pieces by
+// MergeRow. Piece counts on both sides of the 64 limit and past batch edges,
+// at every head_dim.
 TEST_F(PagedAttentionGpuTest, MergeKernelOnBothSidesOfItsOnePassLimit) {
   struct Shape {
     int32_t head_dim, pieces;

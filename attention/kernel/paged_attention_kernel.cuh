@@ -466,13 +466,20 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, uint32_t k_base,
                                               float (&s)[KeysPerTile(kHeadDim) / 8][4]) {
 #if PA_HAS_WGMMA
   constexpr int kKeys = KeysPerTile(kHeadDim);
+  // The k-steps' descriptors differ from the first ones only in the address
+  // field (address / 16, which stays below 2^14 in a CTA's shared memory), so
+  // they are the first ones plus a constant: two descriptors per tile, not
+  // sixteen.
+  const uint64_t q_descriptor = WgmmaDescriptor(q_base);
+  const uint64_t k_descriptor = WgmmaDescriptor(k_base);
   WgmmaFence();
 #pragma unroll
   for (int ks = 0; ks < kHeadDim / 16; ++ks) {
     // k-step ks: 64-column block ks / 4, 32 bytes per k-step inside it.
-    const uint32_t q_at = q_base + (ks / 4) * (kUnitRows * 128) + (ks % 4) * 32;
-    const uint32_t k_at = k_base + (ks / 4) * (kKeys * 128) + (ks % 4) * 32;
-    Wgmma<T, kKeys>::Run(s, WgmmaDescriptor(q_at), WgmmaDescriptor(k_at), ks > 0 ? 1 : 0);
+    const uint32_t q_offset = (ks / 4) * (kUnitRows * 128) + (ks % 4) * 32;
+    const uint32_t k_offset = (ks / 4) * (kKeys * 128) + (ks % 4) * 32;
+    Wgmma<T, kKeys>::Run(s, q_descriptor + q_offset / 16, k_descriptor + k_offset / 16,
+                         ks > 0 ? 1 : 0);
   }
   WgmmaCommit();
   WgmmaWaitAll();
@@ -504,7 +511,26 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
     QueryKeyMmaSync<T, kHeadDim, kQueryRows>(row_block, q_base, k_base, s);
   }
 
-  // Logits in log2 units, then the mask (only on tiles that need one).
+  // Logits in log2 units, then the mask (only on tiles that need one). Each
+  // choice is the same for the whole warp (a parameter, or a property of the
+  // tile), so each is one branch around a loop over the tile: written as one
+  // loop with the choices inside, ptxas branched per element (ncu at
+  // 929cbfd: 132 instructions per tile and 40% of the consumer warps' stall
+  // samples on 64-row units, for 16 multiplies).
+  if (p.softcap_log2 != 0.0f) {
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[n][e] = p.softcap_log2 * tanhf(s[n][e] * p.scale_over_softcap);
+    }
+  } else {
+    const float scale_log2 = p.scale_log2;
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[n][e] *= scale_log2;
+    }
+  }
   const bool causal = p.causal != 0;
   const int window = causal ? p.window_left : -1;
   // Tree masks touch only the last kTreeMaskKeys keys; their words are read
@@ -512,35 +538,39 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   // of the main loop. (A separate instantiation: the runtime check alone cost
   // chain verify 5-12% on the H200.)
   const bool tree_tile = kTreeMasks && key0 + kKeys > unit.tree_base;
-  uint64_t tree_bits[2] = {~0ull, ~0ull};
-  if (tree_tile) {
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-      tree_bits[i] = __ldg(p.tree_mask + unit.row_diag[i] + unit.diag_to_token);
-  }
   const bool needs_mask = key0 < unit.key_begin || key0 + kKeys > unit.key_end || tree_tile ||
                           (causal && (key0 + kKeys - 1 > unit.min_diag ||
                                       (window >= 0 && key0 < unit.max_diag - window)));
+  if (needs_mask) {
+    // A row's visible keys are one range (the segment, the causal diagonal,
+    // the window), cut by the row's mask word on tree tiles: a bit mask per
+    // row over the tile, then one select per element.
 #pragma unroll
-  for (int n = 0; n < kKeys / 8; ++n) {
+    for (int i = 0; i < 2; ++i) {
+      int first = unit.key_begin - key0;  // tile-relative, inclusive
+      int last = unit.key_end - 1 - key0;
+      if (causal) {
+        last = min(last, unit.row_diag[i] - key0);
+        if (window >= 0) first = max(first, unit.row_diag[i] - window - key0);
+      }
+      first = max(first, 0);
+      last = min(last, kKeys - 1);
+      uint64_t visible = last >= first ? (~0ull >> (63 - (last - first))) << first : 0ull;
+      if (tree_tile) {
+        // The word covers keys tree_base.. (bit j: key tree_base + j); keys
+        // before it are not in the tree. tree_base - key0 is in (-64, kKeys).
+        const uint64_t word = __ldg(p.tree_mask + unit.row_diag[i] + unit.diag_to_token);
+        const int shift = unit.tree_base - key0;
+        visible &= shift >= 0 ? (word << shift) | ((1ull << shift) - 1) : word >> -shift;
+      }
+      visible >>= (lane % 4) * 2;  // this thread's keys: n * 8 + (lane % 4) * 2 + {0, 1}
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      float x = s[n][e];
-      if (p.softcap_log2 != 0.0f) {
-        x = p.softcap_log2 * tanhf(x * p.scale_over_softcap);
-      } else {
-        x *= p.scale_log2;
+      for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          if (((visible >> (n * 8 + e)) & 1) == 0) s[n][2 * i + e] = -INFINITY;
+        }
       }
-      if (needs_mask) {
-        const int key = key0 + n * 8 + (lane % 4) * 2 + (e % 2);
-        const int diag = unit.row_diag[e / 2];
-        const bool in_tree = tree_tile && key >= unit.tree_base;
-        const bool visible = key >= unit.key_begin && key < unit.key_end &&
-                             (!causal || (key <= diag && (window < 0 || key >= diag - window))) &&
-                             (!in_tree || ((tree_bits[e / 2] >> (key - unit.tree_base)) & 1) != 0);
-        if (!visible) x = -INFINITY;
-      }
-      s[n][e] = x;
     }
   }
 

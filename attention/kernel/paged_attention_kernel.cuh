@@ -6,7 +6,7 @@
 //   - a producer warp streams the segment's K/V key tiles (16 KB each) through
 //     the page table into a ring of kStages shared-memory stages, page ids
 //     looked up one tile ahead: whole page rows by TMA for units of more than
-//     16 rows (StreamsByTma) when every key of the tile is in the segment,
+//     32 rows (StreamsByTma) when every key of the tile is in the segment,
 //     else 16-byte cp.async; each stage's "full" mbarrier completes when its
 //     bytes land (TMA byte count, or cp.async.mbarrier.arrive);
 //   - four consumer warps compute S = Q K^T, the online softmax and O += P V
@@ -241,12 +241,12 @@ __device__ __forceinline__ void IssueTileByCpAsync(
 // Whether the tiles of a unit of `rows` packed rows go by TMA (when the call
 // allows it at all). Measured on the H200 (NOTES.md): TMA frees the issue
 // slots and shared-memory pipe that 16-byte cp.async takes from the math
-// warps, 7-11% faster for units of more than 16 rows, whose consumers are
-// busy; on decode units (<= 16 rows, light consumers) it was 1-5% slower.
-// (Head_dim 64 decode went by TMA too while the cp.async path spent ~510
-// producer instructions per tile; with the cheaper path cp.async is 9%
-// faster at batch 32 x 16k.)
-__device__ __forceinline__ bool StreamsByTma(int rows) { return rows > 16; }
+// warps, which pays where those are busy: 64-row units (cp.async 15% slower
+// at 64/8 q8 verify). Elsewhere a TMA copy's longer latency shows: decode
+// units (<= 16 rows) were 1-5% slower by TMA, and once the logits stopped
+// branching per element (5a1eda4) so were 32-row units (cp.async 0.87-0.95
+// of TMA at head_dim 64/128/256 verify).
+__device__ __forceinline__ bool StreamsByTma(int rows) { return rows > 32; }
 
 // Issues one key tile whose keys are all in the segment as TMA copies of whole
 // page rows: kKeysPerTile / tma_box_rows boxes (one page, or the tile's part

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "attention/kernel/paged_attention_kernel.h"
+#include "attention/kernel/tile_math.cuh"
 #include "attention/planner/work_plan.h"
 
 namespace paged_attention {
@@ -86,6 +87,34 @@ __device__ __forceinline__ void AddScaled(float4& acc, float w, const float4& v)
   acc.w += w * v.w;
 }
 
+// The max and the sum of `x` over the warp's 32 lanes, in every lane.
+__device__ __forceinline__ float WarpMax(float x) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2)
+    x = fmaxf(x, __shfl_xor_sync(kFullMask, x, offset));
+  return x;
+}
+__device__ __forceinline__ float WarpSum(float x) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(kFullMask, x, offset);
+  return x;
+}
+
+// Adds up the copies of a row's pieces that the warp's lane groups hold
+// (lanes `lanes_per_piece_set` apart hold the same pieces), into every group.
+template <int kPieces>
+__device__ __forceinline__ void FoldLaneGroups(float4 (&acc)[kPieces], int lanes_per_piece_set) {
+  for (int offset = lanes_per_piece_set; offset < 32; offset *= 2) {
+#pragma unroll
+    for (int k = 0; k < kPieces; ++k) {
+      acc[k].x += __shfl_xor_sync(kFullMask, acc[k].x, offset);
+      acc[k].y += __shfl_xor_sync(kFullMask, acc[k].y, offset);
+      acc[k].z += __shfl_xor_sync(kFullMask, acc[k].z, offset);
+      acc[k].w += __shfl_xor_sync(kFullMask, acc[k].w, offset);
+    }
+  }
+}
+
 // Writes row `row` of `task`'s unit, merged: out = acc / sum (acc holds this
 // lane's float4 pieces first_piece, first_piece + lanes_per_piece_set, ...
 // of the row) and lse = max_lse + log(sum), or zeros and -inf when no key was
@@ -131,10 +160,7 @@ __device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const 
     if (j < kMergeWeights) weights[j] = lse;  // read back below by this same lane
     max_lse = fmaxf(max_lse, lse);
   }
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    max_lse = fmaxf(max_lse, __shfl_xor_sync(0xffffffffu, max_lse, offset));
-  }
+  max_lse = WarpMax(max_lse);
   const int pieces = head_dim / 4;                  // float4 pieces of a row: 16..64
   const int lanes_per_piece_set = min(32, pieces);  // lanes covering one copy of the row
   const int groups = 32 / lanes_per_piece_set;      // partials summed side by side
@@ -174,18 +200,8 @@ __device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const 
     }
     __syncwarp();  // weights are rewritten by the next round
   }
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-  // Fold the lane groups (lanes lanes_per_piece_set apart hold the same pieces).
-  for (int offset = lanes_per_piece_set; offset < 32; offset *= 2) {
-#pragma unroll
-    for (int k = 0; k < kMaxMergePieces; ++k) {
-      acc[k].x += __shfl_xor_sync(0xffffffffu, acc[k].x, offset);
-      acc[k].y += __shfl_xor_sync(0xffffffffu, acc[k].y, offset);
-      acc[k].z += __shfl_xor_sync(0xffffffffu, acc[k].z, offset);
-      acc[k].w += __shfl_xor_sync(0xffffffffu, acc[k].w, offset);
-    }
-  }
+  sum = WarpSum(sum);
+  FoldLaneGroups(acc, lanes_per_piece_set);
   if (group != 0) return;
   StoreMergedRow<T>(p, head_dim, task, row, acc, first_piece, lanes_per_piece_set, sum, max_lse);
 }

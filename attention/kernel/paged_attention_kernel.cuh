@@ -128,8 +128,6 @@ struct KernelTraits {
   static_assert(2 * kSmemBytes + 2 * 1024 <= 228 * 1024, "two CTAs per SM");
 };
 
-constexpr uint32_t kFullMask = 0xffffffffu;
-
 __device__ __forceinline__ WorkSegment LoadSegment(const WorkSegment* segment) {
   const int4* words = reinterpret_cast<const int4*>(segment);
   const int4 a = __ldg(words), b = __ldg(words + 1), c = __ldg(words + 2);
@@ -466,10 +464,7 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, uint32_t k_base,
                                               float (&s)[KeysPerTile(kHeadDim) / 8][4]) {
 #if PA_HAS_WGMMA
   constexpr int kKeys = KeysPerTile(kHeadDim);
-  // The k-steps' descriptors differ from the first ones only in the address
-  // field (address / 16, which stays below 2^14 in a CTA's shared memory), so
-  // they are the first ones plus a constant: two descriptors per tile, not
-  // sixteen.
+  // Two descriptors per tile; each k-step's is one of them plus its offset.
   const uint64_t q_descriptor = WgmmaDescriptor(q_base);
   const uint64_t k_descriptor = WgmmaDescriptor(k_base);
   WgmmaFence();
@@ -478,8 +473,8 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, uint32_t k_base,
     // k-step ks: 64-column block ks / 4, 32 bytes per k-step inside it.
     const uint32_t q_offset = (ks / 4) * (kUnitRows * 128) + (ks % 4) * 32;
     const uint32_t k_offset = (ks / 4) * (kKeys * 128) + (ks % 4) * 32;
-    Wgmma<T, kKeys>::Run(s, q_descriptor + q_offset / 16, k_descriptor + k_offset / 16,
-                         ks > 0 ? 1 : 0);
+    Wgmma<T, kKeys>::Run(s, WgmmaDescriptorPlus(q_descriptor, q_offset),
+                         WgmmaDescriptorPlus(k_descriptor, k_offset), ks > 0 ? 1 : 0);
   }
   WgmmaCommit();
   WgmmaWaitAll();

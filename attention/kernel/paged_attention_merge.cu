@@ -23,14 +23,17 @@ namespace paged_attention {
 namespace {
 
 using attention_kernel::AddScaled;
+using attention_kernel::FoldLaneGroups;
+using attention_kernel::kFullMask;
 using attention_kernel::kMergeWeights;
 using attention_kernel::LoadMergeTask;
 using attention_kernel::MergeRow;
 using attention_kernel::StoreMergedRow;
+using attention_kernel::WarpMax;
+using attention_kernel::WarpSum;
 
 constexpr int kMergeThreads = 128;
 constexpr int kMergeWarps = kMergeThreads / 32;
-constexpr uint32_t kAllLanes = 0xffffffffu;
 
 // Partials MergeRowInOnePass takes (two LSEs per lane); units cut into more
 // pieces take MergeRow.
@@ -88,41 +91,25 @@ __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask
       }
     }
     if (base == 0) {  // the LSEs have arrived with the first batch: weights once
-      max_lse = fmaxf(lse_low, lse_high);
-#pragma unroll
-      for (int offset = 16; offset > 0; offset /= 2) {
-        max_lse = fmaxf(max_lse, __shfl_xor_sync(kAllLanes, max_lse, offset));
-      }
+      max_lse = WarpMax(fmaxf(lse_low, lse_high));
       if (max_lse != -INFINITY) {  // else no visible key: zeros and lse = -inf
         weight_low = expf(lse_low - max_lse);
         weight_high = expf(lse_high - max_lse);
       }
-      sum = weight_low + weight_high;
-#pragma unroll
-      for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(kAllLanes, sum, offset);
+      sum = WarpSum(weight_low + weight_high);
     }
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
       if (base + u * kGroups >= n) break;
       const int j = base + u * kGroups + group;  // < 64 + kGroups; lanes of one group share j
-      const float w_low = __shfl_sync(kAllLanes, weight_low, j % 32);
-      const float w_high = __shfl_sync(kAllLanes, weight_high, j % 32);
+      const float w_low = __shfl_sync(kFullMask, weight_low, j % 32);
+      const float w_high = __shfl_sync(kFullMask, weight_high, j % 32);
       const float w = j < n ? (j < 32 ? w_low : w_high) : 0.0f;
 #pragma unroll
       for (int k = 0; k < kPiecesPerLane; ++k) AddScaled(acc[k], w, v[u][k]);
     }
   }
-  // Fold the lane groups (lanes kLanesPerSet apart hold the same pieces).
-#pragma unroll
-  for (int offset = kLanesPerSet; offset < 32; offset *= 2) {
-#pragma unroll
-    for (int k = 0; k < kPiecesPerLane; ++k) {
-      acc[k].x += __shfl_xor_sync(kAllLanes, acc[k].x, offset);
-      acc[k].y += __shfl_xor_sync(kAllLanes, acc[k].y, offset);
-      acc[k].z += __shfl_xor_sync(kAllLanes, acc[k].z, offset);
-      acc[k].w += __shfl_xor_sync(kAllLanes, acc[k].w, offset);
-    }
-  }
+  FoldLaneGroups(acc, kLanesPerSet);
   if (group != 0) return;
   StoreMergedRow<T>(p, kHeadDim, task, row, acc, first_piece, kLanesPerSet, sum, max_lse);
 }

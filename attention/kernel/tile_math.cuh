@@ -29,6 +29,9 @@ struct CudaType<DType::kFloat16> {
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
+// Every lane of a warp, for the *_sync intrinsics.
+constexpr uint32_t kFullMask = 0xffffffffu;
+
 __device__ __forceinline__ uint32_t SmemAddress(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
 }
@@ -207,6 +210,13 @@ __device__ __forceinline__ uint32_t PackPair<__half>(float lo, float hi) {
 __device__ __forceinline__ uint64_t WgmmaDescriptor(uint32_t address) {
   return (uint64_t{(address & 0x3FFFF) >> 4}) | (uint64_t{1} << 16) | (uint64_t{1024 >> 4} << 32) |
          (uint64_t{1} << 62);
+}
+
+// The descriptor of the operand `byte_offset` bytes past `descriptor`'s:
+// only the address field (address / 16, bits 0-13) moves, and it cannot carry
+// out of its 14 bits inside a CTA's shared memory, so one add does it.
+__device__ __forceinline__ uint64_t WgmmaDescriptorPlus(uint64_t descriptor, uint32_t byte_offset) {
+  return descriptor + byte_offset / 16;
 }
 
 __device__ __forceinline__ void WgmmaFence() {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace paged_attention {
@@ -40,8 +41,10 @@ absl::StatusOr<ForwardMode> ParseForwardMode(absl::string_view name) {
     if (ForwardModeName(mode) == name) return mode;
     absl::StrAppend(&valid, valid.empty() ? "" : ", ", ForwardModeName(mode));
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("\"", name, "\" is not a forward mode; expected one of ", valid));
+  // Escaped: the name comes from files and flags, and an error message stays
+  // one printable line whatever bytes it held (a newline, a NUL, invalid UTF-8).
+  return absl::InvalidArgumentError(absl::StrCat("\"", absl::CHexEscape(name),
+                                                 "\" is not a forward mode; expected one of ", valid));
 }
 
 bool IsExtend(ForwardMode mode, DraftExtendV2Policy draft_extend_v2) {

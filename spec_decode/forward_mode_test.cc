@@ -81,6 +81,15 @@ TEST(ForwardModeTest, ParseFailsNamingTheString) {
   }
 }
 
+TEST(ForwardModeTest, ParseEscapesControlBytesSoTheMessageIsOneLine) {
+  const std::string name("DE\nCODE\t\x01\xff", 10);
+  absl::StatusOr<ForwardMode> parsed = ParseForwardMode(name);
+  ASSERT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(parsed.status().message());
+  EXPECT_THAT(message, HasSubstr("\"DE\\nCODE\\t\\x01\\xff\" is not a forward mode"));
+  for (const char c : message) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << message;
+}
+
 TEST(ForwardModeTest, OnlyTheSevenModesAreKnown) {
   for (ForwardMode mode : kAllForwardModes) EXPECT_TRUE(IsKnownForwardMode(mode));
   for (int value : {-1, 7, 8, 42, 1 << 30}) {

@@ -43,8 +43,8 @@ absl::StatusOr<ForwardMode> ParseForwardMode(absl::string_view name) {
   }
   // Escaped: the name comes from files and flags, and an error message stays
   // one printable line whatever bytes it held (a newline, a NUL, invalid UTF-8).
-  return absl::InvalidArgumentError(absl::StrCat("\"", absl::CHexEscape(name),
-                                                 "\" is not a forward mode; expected one of ", valid));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "\"", absl::CHexEscape(name), "\" is not a forward mode; expected one of ", valid));
 }
 
 bool IsExtend(ForwardMode mode, DraftExtendV2Policy draft_extend_v2) {

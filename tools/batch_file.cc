@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace paged_attention {
@@ -28,7 +29,10 @@ class FileDescriptor {
   int fd_;
 };
 
-std::string Quoted(const std::string& path) { return absl::StrCat("\"", path, "\""); }
+// Escaped, so an error message stays one printable line whatever the path holds.
+std::string Quoted(const std::string& path) {
+  return absl::StrCat("\"", absl::CHexEscape(path), "\"");
+}
 
 }  // namespace
 

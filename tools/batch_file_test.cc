@@ -133,6 +133,15 @@ TEST(ReadBoundedFileTest, ReadsAFifoFromAWriterThatNeverStops) {
   writer.join();
 }
 
+TEST(ReadBoundedFileTest, EscapesThePathSoTheMessageIsOneLine) {
+  const std::string path = TempPath("no\nsuch\tfile");
+  const absl::StatusOr<std::string> read = ReadBoundedFile(path, kLimit);
+  ASSERT_FALSE(read.ok());
+  const std::string message(read.status().message());
+  EXPECT_THAT(message, HasSubstr("no\\nsuch\\tfile\""));
+  for (const char c : message) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << message;
+}
+
 TEST(ReadBoundedFileTest, RefusesANegativeLimit) {
   ExpectError(ReadBoundedFile("/dev/null", -1), absl::StatusCode::kInvalidArgument,
               "max_bytes = -1 is negative");

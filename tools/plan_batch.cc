@@ -50,6 +50,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "attention/base/device_info.h"
 #include "attention/base/status_macros.h"
@@ -88,7 +89,8 @@ namespace {
 
 absl::Status MakeDirectory(const std::string& dir) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("--dump_dir: cannot create \"", dir, "\""));
+    return absl::ErrnoToStatus(
+        errno, absl::StrCat("--dump_dir: cannot create \"", absl::CHexEscape(dir), "\""));
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <limits>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace paged_attention {
@@ -71,11 +72,12 @@ absl::StatusOr<RunConfig> ValidateRunFlags(const RunFlags& flags) {
   } else if (flags.dtype == "float16") {
     config.dtype = DType::kFloat16;
   } else {
-    // Quote at most a prefix: the value may be anything.
+    // Quote at most a prefix, escaped: the value may be anything, and the
+    // message stays one printable line.
     const std::string shown =
         flags.dtype.size() > 32 ? flags.dtype.substr(0, 32) + "..." : flags.dtype;
     return absl::InvalidArgumentError(
-        absl::StrCat("--dtype = \"", shown, "\" must be bfloat16 or float16"));
+        absl::StrCat("--dtype = \"", absl::CHexEscape(shown), "\" must be bfloat16 or float16"));
   }
   if (flags.window_left < -1 || flags.window_left > kInt32Max) {
     return OutOfRange("--window_left", flags.window_left, -1, kInt32Max, "-1: no window");

@@ -77,6 +77,9 @@ TEST(ValidateRunFlagsTest, RefusesEachBadFlagByName) {
        "--head_dim = 1000000000 is not supported"},
       {with([](RunFlags& f) { f.dtype = "float32"; }), absl::StatusCode::kInvalidArgument,
        "--dtype = \"float32\" must be bfloat16 or float16"},
+      // Control bytes are escaped: the CLI's error stays one printable line.
+      {with([](RunFlags& f) { f.dtype = "bf\n16\r\x01"; }), absl::StatusCode::kInvalidArgument,
+       "--dtype = \"bf\\n16\\r\\x01\" must be bfloat16 or float16"},
       {with([](RunFlags& f) { f.window_left = -2; }), absl::StatusCode::kInvalidArgument,
        "--window_left = -2 must be in [-1, 2147483647]"},
       {with([](RunFlags& f) { f.window_left = int64_t{1} << 32; }),

@@ -710,11 +710,11 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     MergeTask* task = const_cast<MergeTask*>(p.plan.merge_tasks) + merge_task;
     const MergeTaskWords words = LoadMergeTaskWords(task);
     const unsigned last = static_cast<unsigned>(words.tail.x - 1);  // num_partials - 1
-    __threadfence();  // release: the CTA's partials (ordered by the barrier) before the count
+    FenceAcqRelGpu();  // release: the CTA's partials (ordered by the barrier) before the count
     // atomicInc wraps to 0 at `last`: the count is back at 0 for the next launch.
     const bool finished_last =
         atomicInc(reinterpret_cast<unsigned*>(&task->arrivals), last) == last;
-    if (finished_last) __threadfence();  // acquire: the other pieces' partials after the count
+    if (finished_last) FenceAcqRelGpu();  // acquire: the other pieces' partials after the count
     flag->task[0] = words.head;
     flag->task[1] = words.tail;
     flag->is_last = finished_last ? 1 : 0;

@@ -56,6 +56,14 @@ __device__ __forceinline__ void CpAsync16(uint32_t smem, const void* gmem, bool 
                : "memory");
 }
 
+// fence.acq_rel at GPU scope: what a release before, or an acquire after, a
+// relaxed atomic needs (the PTX memory model's fence-atomic patterns).
+// __threadfence() is fence.sc.gpu, which orders more than that; on the H200
+// the two measured the same (NOTES.md, Variants `F`).
+__device__ __forceinline__ void FenceAcqRelGpu() {
+  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+}
+
 __device__ __forceinline__ void CpAsyncCommit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }

@@ -6,7 +6,10 @@
 // and takes 4.5-6.7 us (attention/kernel/NOTES.md, "What limits it now":
 // the cold-code hypothesis). If first passes after a flush cost microseconds
 // per few KB of code, its time is instruction fetch, not data round trips.
-// Prepared on 2026-12-01 in a session without device time: not run yet.
+// Run on the H200 on 2026-12-01 (tools/benchmarks/h200_2026-12-01_cold_code/
+// cold_code_probe.txt): one CTA's first pass after a flush costs 0.25-0.32 us
+// more than its second at 4-64 KB (one fetch latency, not microseconds per
+// KB), so the hypothesis was dropped (NOTES.md, What limits it now).
 //
 // Not part of the build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a
 // -o cold_code cold_code.cu, then ./cold_code on the GPU machine. Each line:

@@ -22,6 +22,12 @@
 // alike): 512 keys x 1 head at batch 32 x 16k keys, 128 keys at batch 1 x 128k
 // (all_heads: 64 and 16 keys x 8 heads).
 //
+// Each order is read two ways (copy:): 16-byte loads into registers by 256
+// threads per CTA (16 in flight per thread), or bulk copies (cp.async.bulk,
+// the TMA engine) of each contiguous run into a 4 x 16 KB shared-memory ring
+// by one warp per CTA: whole 16 KB blocks of a page for all_heads and
+// contiguous_bhsd, 4 KB pages for head_pages, 256-byte rows otherwise.
+//
 // Each repetition is the median of 31 launches timed with CUDA events, each
 // after an L2 flush (reading 256 MiB); 3 repetitions, each on a fresh
 // allocation. Counters: bytes (K+V read; the copy case counts read + write)
@@ -110,8 +116,9 @@ struct Setup {
   KvReadArgs args;
 };
 
-absl::Status Prepare(Order order, int32_t batch, int32_t kv, Setup& s) {
+absl::Status Prepare(Order order, int32_t batch, int32_t kv, bool bulk, Setup& s) {
   KvReadArgs& a = s.args;
+  a.bulk = bulk ? 1 : 0;
   a.num_ctas = KvReadNumCtas();
   if (a.num_ctas < kHeads) return absl::InternalError("KvReadNumCtas() < 8");
   const Plan plan = MakePlan(order, batch, kv, a.num_ctas);
@@ -180,10 +187,10 @@ void Finish(benchmark::State& state, cudaError_t error, double bytes) {
       benchmark::Counter(bytes * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_KvReadPattern(benchmark::State& state, Order order, int32_t batch, int32_t kv) {
+void BM_KvReadPattern(benchmark::State& state, Order order, int32_t batch, int32_t kv, bool bulk) {
   if (VisibleGpuCount() == 0) return state.SkipWithError(("no GPU: " + NoGpuReason()).c_str());
   Setup s;
-  if (const absl::Status status = Prepare(order, batch, kv, s); !status.ok()) {
+  if (const absl::Status status = Prepare(order, batch, kv, bulk, s); !status.ok()) {
     return state.SkipWithError(status.ToString().c_str());
   }
   cudaError_t error = cudaSuccess;
@@ -220,10 +227,14 @@ void RegisterAll() {
   std::vector<benchmark::internal::Benchmark*> all = {
       benchmark::RegisterBenchmark("BM_KvReadDeviceCopy/bytes:1073741824", BM_KvReadDeviceCopy)};
   for (auto [batch, kv] : {std::pair{32, 16384}, std::pair{1, 131072}}) {
-    for (auto [order, name] : orders) {
-      const std::string full =
-          absl::StrCat("BM_KvReadPattern/order:", name, "/batch:", batch, "/kv:", kv, "/page:16");
-      all.push_back(benchmark::RegisterBenchmark(full.c_str(), BM_KvReadPattern, order, batch, kv));
+    for (const bool bulk : {false, true}) {
+      for (auto [order, name] : orders) {
+        const std::string full =
+            absl::StrCat("BM_KvReadPattern/order:", name, "/copy:", bulk ? "bulk" : "loads",
+                         "/batch:", batch, "/kv:", kv, "/page:16");
+        all.push_back(
+            benchmark::RegisterBenchmark(full.c_str(), BM_KvReadPattern, order, batch, kv, bulk));
+      }
     }
   }
   for (benchmark::internal::Benchmark* b : all) {

@@ -21,6 +21,8 @@ namespace paged_attention {
 inline constexpr int kKvReadThreads = 256;
 inline constexpr int kKvReadPageSize = 16;   // keys per page
 inline constexpr int kKvReadRowBytes = 256;  // one head of one key: 128 bf16
+inline constexpr int kKvBulkStages = 4;
+inline constexpr int kKvBulkStageBytes = 16384;
 
 struct KvReadArgs {
   // Paged: [num_pages, kKvReadPageSize, num_kv_heads, 128] bf16 (read as raw
@@ -39,7 +41,16 @@ struct KvReadArgs {
   int32_t keys_per_item = 0;
   int32_t num_ctas = 0;
   int32_t heads_outside_pages_rows = 0;  // 1: the HND paged layout above
-  int32_t* out = nullptr;                // [num_ctas * kKvReadThreads] XOR of what each thread read
+  // 1: the bytes go to shared memory by bulk copies (cp.async.bulk, the TMA
+  // engine), one copy per contiguous run of the item's rows (up to
+  // kKvBulkStageBytes), issued by one thread per CTA into a ring of
+  // kKvBulkStages stages; 0: 16-byte loads into registers by every thread.
+  // Bulk preconditions (not checked): an all-heads item (head_count ==
+  // num_kv_heads) needs 8 KV heads and key_begin a multiple of 8 (a run is 8
+  // keys x 8 heads of one page), and keys_per_item * head_count is a multiple
+  // of 64 (whole 16 KB stages).
+  int32_t bulk = 0;
+  int32_t* out = nullptr;  // [num_ctas * kKvReadThreads] XOR of what each thread read
 };
 
 // 2 x the SM count of the current device (two resident CTAs per SM); 0 when

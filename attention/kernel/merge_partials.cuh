@@ -141,69 +141,114 @@ __device__ __forceinline__ void StoreMergedRow(const PagedAttentionParams& p, in
   }
 }
 
-// Merges row `row` of `task` with one warp: the lanes load the partials' LSEs
-// side by side (once: the first round's weights are computed from the copy
-// kept in `weights`), then split into `groups` lane groups that each sum every
-// groups-th partial over the row's 16-byte pieces with kMergeUnroll loads in
-// flight, and fold the groups with shuffles. A unit cut into 30 pieces costs a
-// few round trips, not 30. Partials are read through L2 (ld.global.cg): other
-// CTAs of this very launch may have just written them.
-template <typename T>
-__device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const MergeTask& task,
-                         int row, float* weights) {
+// Merges rows first_row .. first_row + kRows - 1 of `task` with one warp: the
+// lanes load the partials' LSEs side by side (once: the first round's
+// weights are computed from the copy kept in `weights`), then split into
+// `groups` lane groups that each sum every groups-th partial over the row's
+// 16-byte pieces with kMergeUnroll loads per row in flight, and fold the
+// groups with shuffles. A unit cut into 30 pieces costs a few round trips,
+// not 30, and kRows rows cost the round trips of one (their loads are issued
+// together). `weights` holds kMergeWeights floats, a table of
+// kMergeWeights / kRows per row (more partials are done in rounds). Partials
+// are read through L2 (ld.global.cg): other CTAs of this very launch may have
+// just written them.
+template <typename T, int kRows>
+__device__ void MergeRows(const PagedAttentionParams& p, int32_t head_dim, const MergeTask& task,
+                          int first_row, float* weights) {
+  constexpr int kTable = kMergeWeights / kRows;  // weights per row and round
   const int lane = threadIdx.x % 32;
   const int n = task.num_partials;
-  const float* lse_of = p.partial_lse + int64_t{task.first_partial} * kUnitRows + row;
-  float max_lse = -INFINITY;
+  const float* lse_of = p.partial_lse + int64_t{task.first_partial} * kUnitRows + first_row;
+  float max_lse[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) max_lse[r] = -INFINITY;
   for (int j = lane; j < n; j += 32) {
-    const float lse = __ldcg(lse_of + j * kUnitRows);
-    if (j < kMergeWeights) weights[j] = lse;  // read back below by this same lane
-    max_lse = fmaxf(max_lse, lse);
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const float lse = __ldcg(lse_of + j * kUnitRows + r);
+      if (j < kTable) weights[r * kTable + j] = lse;  // read back below by this same lane
+      max_lse[r] = fmaxf(max_lse[r], lse);
+    }
   }
-  max_lse = WarpMax(max_lse);
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) max_lse[r] = WarpMax(max_lse[r]);
   const int pieces = head_dim / 4;                  // float4 pieces of a row: 16..64
   const int lanes_per_piece_set = min(32, pieces);  // lanes covering one copy of the row
   const int groups = 32 / lanes_per_piece_set;      // partials summed side by side
   const int group = lane / lanes_per_piece_set;
   const int first_piece = lane % lanes_per_piece_set;
   const int64_t stride = int64_t{kUnitRows} * head_dim / 4;  // float4s from one partial to the next
-  float4 acc[kMaxMergePieces];
+  float4 acc[kRows][kMaxMergePieces];
+  float sum[kRows];
 #pragma unroll
-  for (int k = 0; k < kMaxMergePieces; ++k) acc[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  float sum = 0.0f;
-  for (int base = 0; base < n; base += kMergeWeights) {
-    const int count = min(kMergeWeights, n - base);
+  for (int r = 0; r < kRows; ++r) {
+    sum[r] = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kMaxMergePieces; ++k) acc[r][k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+  for (int base = 0; base < n; base += kTable) {
+    const int count = min(kTable, n - base);
     for (int j = lane; j < count; j += 32) {
-      const float lse = base == 0 ? weights[j] : __ldcg(lse_of + (base + j) * kUnitRows);
-      const float w = max_lse == -INFINITY ? 0.0f : expf(lse - max_lse);
-      weights[j] = w;
-      sum += w;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const float lse =
+            base == 0 ? weights[r * kTable + j] : __ldcg(lse_of + (base + j) * kUnitRows + r);
+        const float w = max_lse[r] == -INFINITY ? 0.0f : expf(lse - max_lse[r]);
+        weights[r * kTable + j] = w;
+        sum[r] += w;
+      }
     }
     __syncwarp();
+    // Row r of partial j: first + j * stride + r * head_dim / 4.
     const float4* first = reinterpret_cast<const float4*>(
-        p.partial_out + (int64_t{task.first_partial + base} * kUnitRows + row) * head_dim);
+        p.partial_out + (int64_t{task.first_partial + base} * kUnitRows + first_row) * head_dim);
 #pragma unroll
     for (int k = 0; k < kMaxMergePieces; ++k) {
       const int piece = first_piece + k * lanes_per_piece_set;
       if (piece >= pieces) break;
       int j = group;
       for (; j + (kMergeUnroll - 1) * groups < count; j += kMergeUnroll * groups) {
-        float4 v[kMergeUnroll];
+        float4 v[kRows][kMergeUnroll];
 #pragma unroll
-        for (int u = 0; u < kMergeUnroll; ++u)
-          v[u] = __ldcg(first + (j + u * groups) * stride + piece);
+        for (int r = 0; r < kRows; ++r) {
 #pragma unroll
-        for (int u = 0; u < kMergeUnroll; ++u) AddScaled(acc[k], weights[j + u * groups], v[u]);
+          for (int u = 0; u < kMergeUnroll; ++u)
+            v[r][u] = __ldcg(first + (j + u * groups) * stride + r * pieces + piece);
+        }
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+          for (int u = 0; u < kMergeUnroll; ++u)
+            AddScaled(acc[r][k], weights[r * kTable + j + u * groups], v[r][u]);
+        }
       }
-      for (; j < count; j += groups)
-        AddScaled(acc[k], weights[j], __ldcg(first + j * stride + piece));
+      for (; j < count; j += groups) {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r)
+          AddScaled(acc[r][k], weights[r * kTable + j],
+                    __ldcg(first + j * stride + r * pieces + piece));
+      }
     }
     __syncwarp();  // weights are rewritten by the next round
   }
-  sum = WarpSum(sum);
-  FoldLaneGroups(acc, lanes_per_piece_set);
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    sum[r] = WarpSum(sum[r]);
+    FoldLaneGroups(acc[r], lanes_per_piece_set);
+  }
   if (group != 0) return;
-  StoreMergedRow<T>(p, head_dim, task, row, acc, first_piece, lanes_per_piece_set, sum, max_lse);
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    StoreMergedRow<T>(p, head_dim, task, first_row + r, acc[r], first_piece, lanes_per_piece_set,
+                      sum[r], max_lse[r]);
+  }
+}
+
+// Merges row `row` of `task` with one warp (MergeRows).
+template <typename T>
+__device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const MergeTask& task,
+                         int row, float* weights) {
+  MergeRows<T, 1>(p, head_dim, task, row, weights);
 }
 
 // Writes zeros to out and -inf to lse for the query tokens of CUDA-graph

@@ -24,7 +24,7 @@
 // Key ways are merged through shared memory (LSE-weighted) at the segment's
 // end, so decode (a few rows) keeps all four warps busy. Plans whose units
 // all have at most 16 rows run the decode instantiation where the head_dim
-// has one (HasDecodeKernel: five stages, 16-row query tiles).
+// has one (HasDecodeKernel: head_dim 64 and 128; 16-row query tiles).
 //
 // A unit cut into pieces writes float32 partials. When it has at most
 // kFusedMergeMaxRows rows (decode), each worker counts its finished piece on
@@ -58,14 +58,18 @@ namespace attention_kernel {
 
 // Decode kernel: a second instantiation for plans whose units all have at most
 // 16 rows (decode, and draft-extend up to 16 / group query tokens), without
-// trees. Its units stream by cp.async only (StreamsByTma), whose tiles land in
-// issue order, so its ring needs no multiple of the key ways: it takes more
-// stages, paid for by query tiles of 16 rows and a scratch of its own. Only
-// head_dim 64 has one: at head_dim 128 five stages were 2% faster on short
-// requests and 0.5-1.4% slower on long ones (NOTES.md).
-constexpr bool HasDecodeKernel(int head_dim) { return head_dim == 64; }
+// trees: one row block, no wgmma, no TMA (its units stream by cp.async only,
+// StreamsByTma, whose tiles land in issue order, so its ring needs no multiple
+// of the key ways). Code that only decode runs (the fused merge's row pairs)
+// lives here, where it cannot change how ptxas builds the general kernel's
+// 64-row loop (every change to the fused merge in the one kernel moved 64-row
+// units by 2-5%, NOTES.md). head_dim 64 takes five stages (3-5% faster on its
+// decode); head_dim 128 keeps four, since five were 2% faster on short requests
+// but 0.5-1.4% slower on long ones (NOTES.md). head_dim 256 has none: two
+// query tiles do not fit beside its ring.
+constexpr bool HasDecodeKernel(int head_dim) { return head_dim == 64 || head_dim == 128; }
 constexpr int kDecodeMaxRows = 16;
-constexpr int kDecodeStages = 5;
+constexpr int DecodeStages(int head_dim) { return head_dim == 64 ? 5 : 4; }
 
 template <int kHeadDim, bool kDecode = false>
 struct KernelTraits {
@@ -76,9 +80,9 @@ struct KernelTraits {
   // multiple of the key ways, keep each stage's rounds with one key way (see
   // the wait in ConsumeSegments). Five were within 1% on most shapes but
   // 3-5% faster on short-request and head_dim 64 decode (NOTES.md): the
-  // decode kernel, whose tiles land in order, has kDecodeStages (six were no
+  // decode kernel, whose tiles land in order, has DecodeStages (six were no
   // faster than five).
-  static constexpr int kStages = kDecode ? kDecodeStages : 4;
+  static constexpr int kStages = kDecode ? DecodeStages(kHeadDim) : 4;
   static constexpr int kConsumerWarps = 4;
   static constexpr int kConsumerThreads = kConsumerWarps * 32;
   static constexpr int kThreads = kConsumerThreads + 32;   // + the producer warp
@@ -697,8 +701,9 @@ static_assert(sizeof(FusedMergeFlag) == KernelTraits<128>::kFlagBytes, "kFlagByt
 // Called by the four consumer warps after they wrote this worker's partial of
 // a cut unit of `rows` rows (MergedByAttentionKernel): counts the piece on the
 // unit's merge task and, if it was the last one, merges the unit's partials
-// (one warp per row; `scratch` holds the warps' weight tables).
-template <typename T, int kHeadDim>
+// (one warp per row, or per two rows in the decode kernel; `scratch` holds the
+// warps' weight tables).
+template <typename T, int kHeadDim, bool kDecode>
 __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, int merge_task,
                                                  int rows, float* scratch, FusedMergeFlag* flag) {
   ConsumerBarrier();  // every consumer warp's partial stores are issued
@@ -723,8 +728,16 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
   if (flag->is_last == 0) return;
   const MergeTask task = MergeTaskFromWords(flag->task[0], flag->task[1]);
   const int warp = threadIdx.x / 32;
-  for (int row = warp; row < rows; row += KernelTraits<kHeadDim>::kConsumerWarps) {
-    MergeRow<T>(p, kHeadDim, task, row, scratch + warp * kMergeWeights);
+  constexpr int kWarps = KernelTraits<kHeadDim>::kConsumerWarps;
+  float* weights = scratch + warp * kMergeWeights;
+  if (kDecode && rows > kWarps && rows % 2 == 0) {
+    // More rows than warps (64/8 decode: 8): two adjacent rows per warp in one
+    // pass, so the second row does not wait for the first one's round trips.
+    // Bit for bit the per-row merge (MergeRows), so a plan merged here or in
+    // the general kernel gives the same output.
+    if (2 * warp < rows) MergeRows<T, 2>(p, kHeadDim, task, 2 * warp, weights);
+  } else {
+    for (int row = warp; row < rows; row += kWarps) MergeRow<T>(p, kHeadDim, task, row, weights);
   }
 }
 
@@ -860,7 +873,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       WriteRows<T, kHeadDim>(p, unit, row_block, segment.partial, state);
     }
     if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
-      MergeIfLastPiece<T, kHeadDim>(p, segment.merge_task, unit.rows, merge_o, merge_flag);
+      MergeIfLastPiece<T, kHeadDim, kDecode>(p, segment.merge_task, unit.rows, merge_o, merge_flag);
     }
   }
 }

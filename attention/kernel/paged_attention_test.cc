@@ -341,7 +341,7 @@ TEST_F(PagedAttentionGpuTest, FewWorkersRunManySegmentsEach) {
 // general kernel. Both must give the same bits: an engine's eager step and its
 // graph replay may take different kernels.
 TEST_F(PagedAttentionGpuTest, DecodeKernelMatchesGeneralKernelBitForBit) {
-  for (const int32_t head_dim : {64}) {  // the head_dims with a decode kernel
+  for (const int32_t head_dim : {64, 128}) {  // the head_dims with a decode kernel
     for (const int32_t pinned : {0, 1, 7}) {
       std::mt19937_64 rng(TestSeed() + head_dim + pinned);
       BatchSpec spec = GroupOfEightSpec(head_dim, rng);

@@ -251,6 +251,105 @@ __device__ void MergeRow(const PagedAttentionParams& p, int32_t head_dim, const 
   MergeRows<T, 1>(p, head_dim, task, row, weights);
 }
 
+// Waits until *counter <= at_most (acquire, GPU scope). Spins are bounded: a
+// wait that cannot end (a broken co-residency promise) traps instead of
+// hanging the GPU.
+__device__ __forceinline__ void WaitForCountAtMost(const int32_t* counter, unsigned at_most) {
+  for (uint32_t spins = 0;; ++spins) {
+    unsigned value;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(counter) : "memory");
+    if (value <= at_most) return;
+    if (spins > (1u << 24)) __trap();
+    __nanosleep(32);
+  }
+}
+
+// Merges slice `piece` of `task`'s unit (rows x head_dim / 4 float4 outputs,
+// cut evenly over its num_partials pieces) with the kThreads consumer
+// threads (this one is `thread`): the slice's partial values and its rows'
+// LSEs are loaded at once (one round trip), each row's weights are computed
+// by one warp exactly as MergeRow computes them (into that warp's table in
+// `weights`), and each output float4 is summed by one thread in MergeRow's
+// order (lane groups of j = g mod groups, folded as FoldLaneGroups does), so
+// the bits equal MergeRow's. `staged` (shared memory, as an address and as a
+// pointer) holds the slice's values. Requires rows <= 8 and num_partials <=
+// kMergeWeights - 2 (two table slots keep the row's max and sum).
+template <typename T, int kThreads>
+__device__ void MergeSlice(const PagedAttentionParams& p, int32_t head_dim, const MergeTask& task,
+                           int rows, int piece, float* weights, uint32_t staged_address,
+                           const float4* staged, int thread) {
+  const int n = task.num_partials;
+  const int pieces = head_dim / 4;
+  const int elements = rows * pieces;
+  const int e_begin = piece * elements / n;
+  const int count = (piece + 1) * elements / n - e_begin;
+  const int row_first = e_begin / pieces;
+  const int num_rows = count > 0 ? (e_begin + count - 1) / pieces - row_first + 1 : 0;
+  const float4* partial_out = reinterpret_cast<const float4*>(p.partial_out);
+  for (int i = thread; i < count * n; i += kThreads) {
+    const int e = e_begin + i / n, j = i % n;
+    CpAsync16(staged_address + 16 * i,
+              partial_out + (int64_t{task.first_partial + j} * kUnitRows + e / pieces) * pieces +
+                  e % pieces,
+              true);
+  }
+  const int warp = thread / 32, lane = thread % 32;
+  for (int w = warp; w < num_rows; w += kThreads / 32) {  // one warp per row, as MergeRow
+    float* table = weights + w * kMergeWeights;
+    const int row = row_first + w;
+    const float* lse_of = p.partial_lse + int64_t{task.first_partial} * kUnitRows + row;
+    float max_lse = -INFINITY;
+    for (int j = lane; j < n; j += 32) {
+      const float lse = __ldcg(lse_of + j * kUnitRows);
+      table[j] = lse;
+      max_lse = fmaxf(max_lse, lse);
+    }
+    max_lse = WarpMax(max_lse);
+    float sum = 0.0f;
+    for (int j = lane; j < n; j += 32) {
+      const float weight = max_lse == -INFINITY ? 0.0f : expf(table[j] - max_lse);
+      table[j] = weight;
+      sum += weight;
+    }
+    sum = WarpSum(sum);
+    if (lane == 0) {
+      table[kMergeWeights - 2] = max_lse;
+      table[kMergeWeights - 1] = sum;
+    }
+  }
+  CpAsyncWaitAll();
+  ConsumerBarrier();
+  if (thread >= count) return;
+  const int e = e_begin + thread;
+  const int row = e / pieces, column = e % pieces;
+  const float* table = weights + (row - row_first) * kMergeWeights;
+  const int groups = 32 / min(32, pieces);  // MergeRow's lane groups (2 at head_dim 64)
+  float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  for (int g = 0; g < groups; ++g) {
+    float4 part = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int j = g; j < n; j += groups) AddScaled(part, table[j], staged[thread * n + j]);
+    if (g == 0) {
+      acc = part;
+    } else {  // FoldLaneGroups: group 0's copy plus the others'
+      acc.x += part.x;
+      acc.y += part.y;
+      acc.z += part.z;
+      acc.w += part.w;
+    }
+  }
+  const float max_lse = table[kMergeWeights - 2], sum = table[kMergeWeights - 1];
+  const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
+  const int packed = task.unit_tile * kUnitRows + row;
+  const int token = task.q_begin + packed / p.group;
+  const int head = task.kv_head * p.group + packed % p.group;
+  T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * head_dim;
+  StoreFour<T>(out + column * 4,
+               make_float4(acc.x * inv_sum, acc.y * inv_sum, acc.z * inv_sum, acc.w * inv_sum));
+  if (p.lse != nullptr && column == 0) {
+    p.lse[int64_t{head} * p.total_q_tokens + token] = sum > 0.0f ? max_lse + logf(sum) : -INFINITY;
+  }
+}
+
 // Writes zeros to out and -inf to lse for the query tokens of CUDA-graph
 // padding rows (plan counters kPlanZeroFillBegin/End), spread over `parts`
 // thread groups of `threads` threads; this thread is `thread` of group `part`.

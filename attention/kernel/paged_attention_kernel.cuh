@@ -31,7 +31,10 @@
 // the unit's MergeTask::arrivals and the one that finishes last merges the
 // partials at once (the threadFenceReduction pattern: fence, atomic count,
 // fence), so a split decode is one launch; larger units are left to the merge
-// kernel. CTAs also zero the query tokens of CUDA-graph padding rows.
+// kernel. In the decode kernel launched cooperatively, a unit whose pieces all
+// end their workers' lists (WorkSegment::merge_by_all) is merged by all of
+// them: each waits for the count and merges a slice (MergeIfLastPiece). CTAs
+// also zero the query tokens of CUDA-graph padding rows.
 //
 // K/V rows outside the segment's key range are never read (zero-filled), so
 // NaN in unused pool slots cannot leak through 0 * NaN.
@@ -146,7 +149,8 @@ __device__ __forceinline__ WorkSegment LoadSegment(const WorkSegment* segment) {
   s.q_len = b.w;
   s.k_len = c.x;
   s.merge_task = c.y;
-  s.reserved[0] = s.reserved[1] = 0;
+  s.merge_by_all = c.z;
+  s.reserved = 0;
   return s;
 }
 
@@ -694,7 +698,8 @@ __device__ __forceinline__ void WriteRows(const PagedAttentionParams& p, const U
 struct FusedMergeFlag {
   int4 task[2];  // the unit's MergeTask (MergeTaskFromWords)
   int is_last;   // this worker finished the unit's last piece
-  int reserved[3];
+  int spread;    // every piece merges a slice (MergeIfLastPiece)
+  int reserved[2];
 };
 static_assert(sizeof(FusedMergeFlag) == KernelTraits<128>::kFlagBytes, "kFlagBytes");
 
@@ -703,9 +708,17 @@ static_assert(sizeof(FusedMergeFlag) == KernelTraits<128>::kFlagBytes, "kFlagByt
 // unit's merge task and, if it was the last one, merges the unit's partials
 // (one warp per row, or per two rows in the decode kernel; `scratch` holds the
 // warps' weight tables).
+//
+// In the decode kernel, when the grid is resident at once (p.cooperative) and
+// every piece of the unit ends its worker's list (merge_by_all), no piece
+// leaves: each waits for the count to wrap (the last piece's arrival) and
+// merges its own slice of the unit (MergeSlice), so the merge's reads are
+// spread over the unit's CTAs instead of one CTA reading all partials.
 template <typename T, int kHeadDim, bool kDecode>
 __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, int merge_task,
-                                                 int rows, float* scratch, FusedMergeFlag* flag) {
+                                                 int rows, float* scratch, FusedMergeFlag* flag,
+                                                 const WorkSegment& segment, T* staging) {
+  const bool spread = kDecode && p.cooperative != 0 && segment.merge_by_all != 0;
   ConsumerBarrier();  // every consumer warp's partial stores are issued
   if (threadIdx.x == 0) {
     // MergeTask::arrivals is the one plan word a kernel writes (work_plan.h).
@@ -717,14 +730,34 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     const unsigned last = static_cast<unsigned>(words.tail.x - 1);  // num_partials - 1
     FenceAcqRelGpu();  // release: the CTA's partials (ordered by the barrier) before the count
     // atomicInc wraps to 0 at `last`: the count is back at 0 for the next launch.
-    const bool finished_last =
-        atomicInc(reinterpret_cast<unsigned*>(&task->arrivals), last) == last;
-    if (finished_last) FenceAcqRelGpu();  // acquire: the other pieces' partials after the count
+    const unsigned arrived = atomicInc(reinterpret_cast<unsigned*>(&task->arrivals), last);
+    const bool finished_last = arrived == last;
+    // The same answer on every piece of the unit: all of them wait, or none.
+    const bool spread_unit = spread && words.tail.x <= kMergeWeights - 2;
+    if (spread_unit && !finished_last) {
+      // The count goes arrived + 1 .. last, then wraps to 0 at the last
+      // piece's arrival: wait for a value <= arrived. Every CTA is resident
+      // (cooperative launch) and every piece is its worker's last segment, so
+      // the last piece is running; a bound turns a broken promise into an
+      // error, not a hang.
+      WaitForCountAtMost(&task->arrivals, arrived);
+    }
+    if (finished_last || spread_unit) FenceAcqRelGpu();  // acquire: the partials after the count
     flag->task[0] = words.head;
     flag->task[1] = words.tail;
     flag->is_last = finished_last ? 1 : 0;
+    if (kDecode) flag->spread = spread_unit ? 1 : 0;
   }
   ConsumerBarrier();
+  if constexpr (kDecode) {
+    if (flag->spread != 0) {
+      const MergeTask task = MergeTaskFromWords(flag->task[0], flag->task[1]);
+      MergeSlice<T, KernelTraits<kHeadDim>::kConsumerThreads>(
+          p, kHeadDim, task, rows, segment.partial - task.first_partial, scratch,
+          SmemAddress(staging), reinterpret_cast<const float4*>(staging), threadIdx.x);
+      return;
+    }
+  }
   if (flag->is_last == 0) return;
   const MergeTask task = MergeTaskFromWords(flag->task[0], flag->task[1]);
   const int warp = threadIdx.x / 32;
@@ -873,7 +906,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       WriteRows<T, kHeadDim>(p, unit, row_block, segment.partial, state);
     }
     if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
-      MergeIfLastPiece<T, kHeadDim, kDecode>(p, segment.merge_task, unit.rows, merge_o, merge_flag);
+      MergeIfLastPiece<T, kHeadDim, kDecode>(p, segment.merge_task, unit.rows, merge_o, merge_flag,
+                                             segment, q_smem);
     }
   }
 }
@@ -1081,6 +1115,25 @@ void PrepareTma(PagedAttentionParams* params) {
   params->tma_box_rows = box_rows;
 }
 
+// CTAs of the (kDType, kHeadDim) decode kernel the current device holds at
+// once (occupancy x SMs), asked once per process; 0 when the query fails (no
+// cooperative launch then).
+template <DType kDType, int kHeadDim>
+int ResidentDecodeCtas(void (*kernel)(PagedAttentionParams), int threads, int smem_bytes) {
+  static const int resident = [&] {
+    int device = 0, sms = 0, per_sm = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes) !=
+            cudaSuccess) {
+      cudaGetLastError();  // the failed query leaves no sticky error
+      return 0;
+    }
+    return per_sm * sms;
+  }();
+  return resident;
+}
+
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaStream_t stream) {
   using Traits = attention_kernel::KernelTraits<kHeadDim>;
@@ -1095,6 +1148,28 @@ cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaS
   if (params.plan.num_workers == 0) return cudaSuccess;
   PagedAttentionParams launch_params = params;
   PrepareTma<T, kHeadDim>(&launch_params);
+  const KernelVariant variant = VariantFor<kHeadDim>(params);
+  // A decode plan whose merges all stay in this kernel (no merge kernel after
+  // it) and whose grid fits on the GPU at once launches cooperatively: every
+  // CTA is then resident, so the pieces of a unit may wait for each other and
+  // spread its merge (MergeIfLastPiece). Else the unit's last piece merges it.
+  if (variant == KernelVariant::kDecode && params.plan.max_merge_tasks > 0 &&
+      MergedByAttentionKernel(params.max_unit_rows) &&
+      params.plan.num_workers <=
+          ResidentDecodeCtas<kDType, kHeadDim>(kernel, Traits::kThreads, smem_bytes)) {
+    launch_params.cooperative = 1;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(params.plan.num_workers);
+    config.blockDim = dim3(Traits::kThreads);
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeCooperative;
+    attribute.val.cooperative = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, launch_params);
+  }
   kernel<<<params.plan.num_workers, Traits::kThreads, smem_bytes, stream>>>(launch_params);
   return cudaGetLastError();
 }

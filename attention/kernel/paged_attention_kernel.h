@@ -76,6 +76,10 @@ struct PagedAttentionParams {
   // (min(kUnitRows, max_seq_len_q x group)); picks the decode kernel when
   // small enough.
   int32_t max_unit_rows = kUnitRows;
+  // 1: the grid was launched cooperatively (every CTA resident at once), so
+  // the decode kernel may have the pieces of a unit wait for each other
+  // (WorkSegment::merge_by_all). Set by LaunchPagedAttentionKernel.
+  int32_t cooperative = 0;
 };
 
 static_assert(std::is_trivially_copyable<PagedAttentionParams>::value,
@@ -85,8 +89,10 @@ static_assert(std::is_trivially_copyable<PagedAttentionParams>::value,
 // file. Grid: params.plan.num_workers CTAs; each runs its plan segments and
 // writes out/lse (uncut units) or its partial (cut units); the worker that
 // finishes the last piece of a cut unit of <= kFusedMergeMaxRows rows merges
-// it. Every CTA also zero-fills its share of the CUDA-graph padding tokens.
-// Returns the launch error.
+// it (or, for a decode plan whose merges all stay in the kernel and whose grid
+// fits on the GPU at once, launched cooperatively, the unit's pieces merge a
+// slice each). Every CTA also zero-fills its share of the CUDA-graph padding
+// tokens. Returns the launch error.
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaStream_t stream);
 

@@ -342,15 +342,23 @@ TEST_F(PagedAttentionGpuTest, FewWorkersRunManySegmentsEach) {
 // graph replay may take different kernels.
 TEST_F(PagedAttentionGpuTest, DecodeKernelMatchesGeneralKernelBitForBit) {
   for (const int32_t head_dim : {64, 128}) {  // the head_dims with a decode kernel
-    for (const int32_t pinned : {0, 1, 7}) {
+    // -1: one decode request over every worker (q = 1: units of `group`
+    // rows, no merge kernel, one segment per worker), which the decode kernel
+    // runs cooperatively, spreading each unit's merge over its pieces
+    // (MergeSlice): it must give the general kernel's MergeRow bits too.
+    for (const int32_t pinned : {0, 1, 7, -1}) {
       std::mt19937_64 rng(TestSeed() + head_dim + pinned);
       BatchSpec spec = GroupOfEightSpec(head_dim, rng);
-      spec.pinned_splits = pinned;
-      for (int32_t i = 0; i < 12; ++i) {
-        spec.q_lens.push_back(1 + i % 2);
-        spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(2, i < 2 ? 9000 : 900)(rng));
+      spec.pinned_splits = std::max(pinned, 0);
+      for (int32_t i = 0; i < (pinned < 0 ? 1 : 12); ++i) {
+        spec.q_lens.push_back(pinned < 0 ? 1 : 1 + i % 2);
+        spec.k_lens.push_back(
+            std::uniform_int_distribution<int32_t>(pinned < 0 ? 20000 : 2, pinned < 0 ? 40000
+                                                                           : i < 2    ? 9000
+                                                                                      : 900)(rng));
       }
-      SCOPED_TRACE(absl::StrCat("hd", head_dim, " ", PlanName(pinned)));
+      SCOPED_TRACE(
+          absl::StrCat("hd", head_dim, " ", pinned < 0 ? "one request" : PlanName(pinned)));
       HostBatch decode = MakeRandomBatch(OnThisGpu(spec));
       spec.max_seq_len_q = 8;  // 64 rows: the general kernel
       HostBatch general = MakeRandomBatch(OnThisGpu(spec));

@@ -152,7 +152,8 @@ class PlanWriter {
     segment.k_len = cache_seqlens_[request];
     // A cut unit's merge task is appended right after its last segment.
     segment.merge_task = partial >= 0 ? counts_.num_merge_tasks : -1;
-    segment.reserved[0] = segment.reserved[1] = 0;
+    segment.merge_by_all = 0;  // set by Finish once every worker's list is known
+    segment.reserved = 0;
     return absl::OkStatus();
   }
 
@@ -181,10 +182,30 @@ class PlanWriter {
     return absl::OkStatus();
   }
 
-  // Workers [from, num_workers] get empty lists; returns the counts.
+  // Workers [from, num_workers] get empty lists; marks the cut units whose
+  // pieces all end their workers' lists (WorkSegment::merge_by_all); returns
+  // the counts.
   PartitionCounts Finish(int32_t from) {
-    for (int32_t w = from; write_ && w <= config_.num_workers; ++w) {
+    if (!write_) return counts_;
+    for (int32_t w = from; w <= config_.num_workers; ++w) {
       buffers_.worker_begin[w] = counts_.num_segments;
+    }
+    absl::Span<WorkSegment> segments = buffers_.segments.subspan(0, counts_.num_segments);
+    for (int32_t w = 0; w < config_.num_workers; ++w) {
+      const int32_t end = buffers_.worker_begin[w + 1];
+      if (end > buffers_.worker_begin[w]) segments[end - 1].merge_by_all = 1;  // for now: "last"
+    }
+    // A cut unit's pieces are consecutive segments (its merge task follows
+    // the last); a unit qualifies when all num_partials of them are last.
+    for (size_t s = 0; s < segments.size();) {
+      size_t e = s + 1;
+      const int32_t task = segments[s].merge_task;
+      while (task >= 0 && e < segments.size() && segments[e].merge_task == task) ++e;
+      bool all_last =
+          task >= 0 && static_cast<int64_t>(e - s) == buffers_.merge_tasks[task].num_partials;
+      for (size_t i = s; i < e; ++i) all_last = all_last && segments[i].merge_by_all == 1;
+      for (size_t i = s; i < e; ++i) segments[i].merge_by_all = all_last ? 1 : 0;
+      s = e;
     }
     return counts_;
   }

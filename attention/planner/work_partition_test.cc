@@ -147,6 +147,24 @@ void ExpectValidPlan(const Batch& batch, const PartitionConfig& config, const Pl
     // Every piece names its unit's task (the kernel's fused merge counts there).
     for (const WorkSegment& piece : pieces) EXPECT_EQ(piece.merge_task, m);
   }
+  // merge_by_all: 1 on every piece of a cut unit whose pieces all end their
+  // workers' lists, else 0 (the decode kernel's pieces wait for each other
+  // only then, so no worker waits with work still to do).
+  std::vector<bool> ends_worker(plan.counts.num_segments, false);
+  for (int32_t w = 0; w < config.num_workers; ++w) {
+    if (plan.worker_begin[w + 1] > plan.worker_begin[w])
+      ends_worker[plan.worker_begin[w + 1] - 1] = true;
+  }
+  std::vector<bool> task_all_last(plan.counts.num_merge_tasks, true);
+  for (int32_t s = 0; s < plan.counts.num_segments; ++s) {
+    const int32_t task = plan.segments[s].merge_task;
+    if (task >= 0 && !ends_worker[s]) task_all_last[task] = false;
+  }
+  for (int32_t s = 0; s < plan.counts.num_segments; ++s) {
+    const WorkSegment& segment = plan.segments[s];
+    const bool expected = segment.merge_task >= 0 && task_all_last[segment.merge_task];
+    EXPECT_EQ(segment.merge_by_all, expected ? 1 : 0) << "segment " << s;
+  }
 }
 
 PartitionConfig Config(int32_t kv_heads, int32_t group, int32_t head_dim, int32_t workers) {
@@ -240,6 +258,28 @@ TEST(WorkPartitionTest, OneLongRequestIsCutAcrossAllWorkers) {
   EXPECT_EQ(plan.counts.num_active_workers, 264);
   EXPECT_EQ(plan.counts.num_merge_tasks, 8);
   EXPECT_LE(Imbalance(plan, 264), 1.15);
+  // One segment per worker: every piece ends its worker's list, so the
+  // decode kernel may spread each unit's merge over its pieces.
+  for (int32_t s = 0; s < plan.counts.num_segments; ++s) {
+    EXPECT_EQ(plan.segments[s].merge_by_all, 1) << "segment " << s;
+  }
+}
+
+// A unit whose last piece starts a worker that has more segments after it is
+// not marked: that worker must not wait for the unit before its next segment.
+TEST(WorkPartitionTest, MergeByAllOnlyWhenEveryPieceEndsItsWorker) {
+  Batch batch;
+  batch.Add(1, 9000);                              // cut over a few workers
+  for (int i = 0; i < 40; ++i) batch.Add(1, 300);  // short units after it
+  const PartitionConfig config = Config(1, 4, 128, 4);
+  const Plan plan = MustPartition(batch, config);
+  ExpectValidPlan(batch, config, plan);
+  ASSERT_GE(plan.counts.num_merge_tasks, 1);
+  int32_t unmarked = 0;
+  for (int32_t s = 0; s < plan.counts.num_segments; ++s) {
+    if (plan.segments[s].merge_task >= 0 && plan.segments[s].merge_by_all == 0) ++unmarked;
+  }
+  EXPECT_GT(unmarked, 0) << "the long unit's last piece shares its worker with short units";
 }
 
 // Units several shares long are cut into even pieces, one per worker: 8 units

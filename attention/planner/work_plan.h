@@ -89,7 +89,12 @@ struct WorkSegment {
   int32_t q_len;       // query tokens of the request
   int32_t k_len;       // cache_seqlens[request]
   int32_t merge_task;  // the unit's MergeTask when partial >= 0; else -1
-  int32_t reserved[2];
+  // 1 when every piece of this cut unit is the last segment of its worker
+  // (each worker of a one-request decode): no piece's worker has more work
+  // after it, so the decode kernel may have all of them wait for the unit's
+  // last piece and merge a slice each. 0 otherwise (and for uncut units).
+  int32_t merge_by_all;
+  int32_t reserved;
 };
 static_assert(sizeof(WorkSegment) == 48 && std::is_trivially_copyable<WorkSegment>::value,
               "WorkSegment is read as three 16-byte words");

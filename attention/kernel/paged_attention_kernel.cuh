@@ -1168,7 +1168,12 @@ cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaS
     attribute.val.cooperative = 1;
     config.attrs = &attribute;
     config.numAttrs = 1;
-    return cudaLaunchKernelEx(&config, kernel, launch_params);
+    const cudaError_t error = cudaLaunchKernelEx(&config, kernel, launch_params);
+    // A GPU that holds fewer CTAs than the occupancy query said (another
+    // device, a partitioned one): launch without the waits instead.
+    if (error != cudaErrorCooperativeLaunchTooLarge) return error;
+    cudaGetLastError();
+    launch_params.cooperative = 0;
   }
   kernel<<<params.plan.num_workers, Traits::kThreads, smem_bytes, stream>>>(launch_params);
   return cudaGetLastError();

@@ -117,13 +117,15 @@ __device__ __forceinline__ void FoldLaneGroups(float4 (&acc)[kPieces], int lanes
 
 // Writes row `row` of `task`'s unit, merged: out = acc / sum (acc holds this
 // lane's float4 pieces first_piece, first_piece + lanes_per_piece_set, ...
-// of the row) and lse = max_lse + log(sum), or zeros and -inf when no key was
-// visible (sum 0). Called by the lanes of lane group 0.
+// of the row) and, where `writes_lse` (one thread of the row), lse = max_lse +
+// log(sum); zeros and -inf when no key was visible (sum 0). Called by the
+// lanes of lane group 0.
 template <typename T, int kPieces>
 __device__ __forceinline__ void StoreMergedRow(const PagedAttentionParams& p, int32_t head_dim,
                                                const MergeTask& task, int row,
                                                const float4 (&acc)[kPieces], int first_piece,
-                                               int lanes_per_piece_set, float sum, float max_lse) {
+                                               int lanes_per_piece_set, float sum, float max_lse,
+                                               bool writes_lse) {
   const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
   const int packed = task.unit_tile * kUnitRows + row;
   const int token = task.q_begin + packed / p.group;
@@ -136,7 +138,7 @@ __device__ __forceinline__ void StoreMergedRow(const PagedAttentionParams& p, in
     StoreFour<T>(out + piece * 4, make_float4(acc[k].x * inv_sum, acc[k].y * inv_sum,
                                               acc[k].z * inv_sum, acc[k].w * inv_sum));
   }
-  if (p.lse != nullptr && threadIdx.x % 32 == 0) {
+  if (p.lse != nullptr && writes_lse) {
     p.lse[int64_t{head} * p.total_q_tokens + token] = sum > 0.0f ? max_lse + logf(sum) : -INFINITY;
   }
 }
@@ -240,7 +242,7 @@ __device__ void MergeRows(const PagedAttentionParams& p, int32_t head_dim, const
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     StoreMergedRow<T>(p, head_dim, task, first_row + r, acc[r], first_piece, lanes_per_piece_set,
-                      sum[r], max_lse[r]);
+                      sum[r], max_lse[r], lane == 0);
   }
 }
 
@@ -324,30 +326,21 @@ __device__ void MergeSlice(const PagedAttentionParams& p, int32_t head_dim, cons
   const int row = e / pieces, column = e % pieces;
   const float* table = weights + (row - row_first) * kMergeWeights;
   const int groups = 32 / min(32, pieces);  // MergeRow's lane groups (2 at head_dim 64)
-  float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  float4 acc[1] = {make_float4(0.0f, 0.0f, 0.0f, 0.0f)};
   for (int g = 0; g < groups; ++g) {
     float4 part = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int j = g; j < n; j += groups) AddScaled(part, table[j], staged[thread * n + j]);
     if (g == 0) {
-      acc = part;
+      acc[0] = part;
     } else {  // FoldLaneGroups: group 0's copy plus the others'
-      acc.x += part.x;
-      acc.y += part.y;
-      acc.z += part.z;
-      acc.w += part.w;
+      acc[0].x += part.x;
+      acc[0].y += part.y;
+      acc[0].z += part.z;
+      acc[0].w += part.w;
     }
   }
-  const float max_lse = table[kMergeWeights - 2], sum = table[kMergeWeights - 1];
-  const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
-  const int packed = task.unit_tile * kUnitRows + row;
-  const int token = task.q_begin + packed / p.group;
-  const int head = task.kv_head * p.group + packed % p.group;
-  T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * head_dim;
-  StoreFour<T>(out + column * 4,
-               make_float4(acc.x * inv_sum, acc.y * inv_sum, acc.z * inv_sum, acc.w * inv_sum));
-  if (p.lse != nullptr && column == 0) {
-    p.lse[int64_t{head} * p.total_q_tokens + token] = sum > 0.0f ? max_lse + logf(sum) : -INFINITY;
-  }
+  StoreMergedRow<T>(p, head_dim, task, row, acc, column, pieces, table[kMergeWeights - 1],
+                    table[kMergeWeights - 2], column == 0);
 }
 
 // Writes zeros to out and -inf to lse for the query tokens of CUDA-graph

@@ -111,7 +111,8 @@ __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask
   }
   FoldLaneGroups(acc, kLanesPerSet);
   if (group != 0) return;
-  StoreMergedRow<T>(p, kHeadDim, task, row, acc, first_piece, kLanesPerSet, sum, max_lse);
+  StoreMergedRow<T>(p, kHeadDim, task, row, acc, first_piece, kLanesPerSet, sum, max_lse,
+                    threadIdx.x % 32 == 0);
 }
 
 template <typename T, int kHeadDim>

@@ -121,4 +121,23 @@ ErrorStats CompareToReference(absl::Span<const double> got, absl::Span<const dou
   return Compare(got, want, count);
 }
 
+double RoundingStep(DType dtype, double magnitude) {
+  if (magnitude <= 0.0) return 0.0;
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);  // magnitude in [2^(exponent-1), 2^exponent)
+  const int mantissa_bits = dtype == DType::kBFloat16 ? 7 : 10;
+  return std::ldexp(1.0, exponent - 1 - mantissa_bits);
+}
+
+double LowPrecisionErrorBound(DType dtype, double low_precision_max_abs, double largest_output,
+                              double slack) {
+  return std::max(2.0 * low_precision_max_abs, RoundingStep(dtype, largest_output)) + slack;
+}
+
+double LargestMagnitude(absl::Span<const double> values, int64_t count) {
+  double largest = 0.0;
+  for (int64_t i = 0; i < count; ++i) largest = std::max(largest, std::abs(values[i]));
+  return largest;
+}
+
 }  // namespace paged_attention

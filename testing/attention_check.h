@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "attention/base/dtype.h"
 #include "attention/kernel/paged_attention_args.h"
 #include "kv_cache/page_pool.h"
 #include "spec_decode/batch_descriptor.h"
@@ -51,6 +52,21 @@ std::string FirstDifference(absl::Span<const double> a, absl::Span<const double>
 // max |a - b| over the first `count` elements (all when count < 0); NaN in
 // either counts as infinity, so unread or poisoned values fail loudly.
 double MaxAbsDiff(absl::Span<const double> a, absl::Span<const double> b, int64_t count = -1);
+
+// The spacing of `dtype` values at `magnitude`: one output rounding step.
+double RoundingStep(DType dtype, double magnitude);
+
+// The bound on a low-precision attention output's max abs error (against the
+// float64 reference, or between two plans): twice the error of the same
+// computation in PyTorch-style low-precision math (FlashAttention-3's
+// criterion), and at least one rounding step at the largest output, plus
+// `slack`. Where the low-precision error is below one step (short decode
+// batches can be), an output may still round either way: one step apart.
+double LowPrecisionErrorBound(DType dtype, double low_precision_max_abs, double largest_output,
+                              double slack);
+
+// max |values| over the first `count` elements.
+double LargestMagnitude(absl::Span<const double> values, int64_t count);
 
 }  // namespace paged_attention
 

@@ -12,7 +12,9 @@
 //   - four consumer warps compute S = Q K^T, the online softmax and O += P V
 //     with mma.sync m16n8k16 on the unit's packed query rows (query token x
 //     query head of one KV head, so each K/V byte is read once for the whole
-//     GQA group), and release each stage through its "empty" mbarrier.
+//     GQA group), and release each stage through its "empty" mbarrier; units
+//     of 64 rows take wgmma as one warpgroup instead, for Q K^T and (head_dim
+//     <= 128) for O += P V with P from registers.
 // No CTA-wide barrier runs per tile: loads and math of different tiles overlap
 // and the producer runs up to kStages tiles ahead. The consumers load each
 // segment's query rows while the segment before it runs, into the other of
@@ -579,6 +581,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
 
   // Online softmax; a row that has seen no key yet keeps max -inf and uses 0
   // as its reference so no -inf - -inf appears.
+  float rescale[2];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float tile_max = state.max[i];
@@ -589,7 +592,8 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
     tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
     tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 2));
     const float reference = tile_max == -INFINITY ? 0.0f : tile_max;
-    const float rescale = exp2f(state.max[i] - reference);
+    const float row_rescale = exp2f(state.max[i] - reference);
+    rescale[i] = row_rescale;
     state.max[i] = tile_max;
     float sum = 0.0f;
 #pragma unroll
@@ -598,15 +602,65 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
       s[n][2 * i + 1] = exp2f(s[n][2 * i + 1] - reference);
       sum += s[n][2 * i] + s[n][2 * i + 1];
     }
-    state.sum[i] = state.sum[i] * rescale + sum;
+    state.sum[i] = state.sum[i] * row_rescale + sum;
+    if constexpr (kHeadDim > 128) {
 #pragma unroll
-    for (int d = 0; d < kHeadDim / 8; ++d) {
-      state.o[d][2 * i] *= rescale;
-      state.o[d][2 * i + 1] *= rescale;
+      for (int d = 0; d < kHeadDim / 8; ++d) {
+        state.o[d][2 * i] *= row_rescale;
+        state.o[d][2 * i + 1] *= row_rescale;
+      }
+    }
+  }
+  // O's rescale (kHeadDim / 2 multiplies per thread) only when a row of the
+  // warp raised its max: once the running maxima settle most tiles leave them,
+  // and a multiply by exactly 1 changes no bit. It shortens the path into
+  // O += P V (64-row units 1-2% faster beside wgmma P V, NOTES.md). Head_dim
+  // 256 rescales every tile, above: the branch made its spills 2% slower.
+  if (kHeadDim <= 128 && __any_sync(kFullMask, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+#pragma unroll
+      for (int d = 0; d < kHeadDim / 8; ++d) {
+        state.o[d][2 * i] *= rescale[i];
+        state.o[d][2 * i + 1] *= rescale[i];
+      }
     }
   }
 
   // O += P V: the S accumulators of two n8 blocks form one A fragment.
+#if PA_HAS_WGMMA
+  // (head_dim 256 keeps mma.sync: two 128-column wgmma per k-step spilled
+  // more and ran its verify 9% slower, NOTES.md.)
+  if constexpr (kHeadDim <= 128) {
+    if (use_wgmma) {
+      // The warpgroup's 64 rows at once, P from registers (wgmma's A fragment
+      // layout is mma.sync's) and V from shared memory.
+      uint32_t a[kKeys / 16][4];
+#pragma unroll
+      for (int kb = 0; kb < kKeys / 16; ++kb) {
+        a[kb][0] = PackPair<T>(s[2 * kb][0], s[2 * kb][1]);
+        a[kb][1] = PackPair<T>(s[2 * kb][2], s[2 * kb][3]);
+        a[kb][2] = PackPair<T>(s[2 * kb + 1][0], s[2 * kb + 1][1]);
+        a[kb][3] = PackPair<T>(s[2 * kb + 1][2], s[2 * kb + 1][3]);
+      }
+      WgmmaFence();  // o and a were written by this thread
+#pragma unroll
+      for (int kb = 0; kb < kKeys / 16; ++kb) {
+        // Keys kb * 16 .. + 15: 16 rows of 128 bytes into each column block.
+        WgmmaRegisterA<T, kHeadDim>::Run(
+            state.o, a[kb], WgmmaDescriptorNMajor(v_base + kb * 16 * 128, kKeys * 128), 1);
+      }
+      WgmmaCommit();
+      WgmmaWaitAll();
+#pragma unroll
+      for (int d = 0; d < kHeadDim / 8; ++d) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) PinRegister(state.o[d][e]);
+      }
+      return;
+    }
+  }
+#endif
 #pragma unroll
   for (int kb = 0; kb < kKeys / 16; ++kb) {
     uint32_t a[4];

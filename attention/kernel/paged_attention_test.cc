@@ -79,7 +79,9 @@ void ExpectMatchesReference(const HostBatch& batch, const Reference& ref,
                             const std::string& what) {
   SCOPED_TRACE(what);
   const ErrorStats error = CompareToReference(out, ref.exact.out, ref.out_count);
-  const double bound = 2.0 * ref.low_precision_error.max_abs + kAbsSlack;
+  const double bound =
+      LowPrecisionErrorBound(batch.spec.dtype, ref.low_precision_error.max_abs,
+                             LargestMagnitude(ref.exact.out, ref.out_count), kAbsSlack);
   EXPECT_EQ(error.non_finite, 0) << error.ToString();
   EXPECT_LE(error.max_abs, bound) << "kernel " << error.ToString() << " vs low-precision "
                                   << ref.low_precision_error.ToString();
@@ -112,15 +114,6 @@ void ExpectMatchesReference(const HostBatch& batch, const Reference& ref,
   }
   EXPECT_EQ(lse_failures, 0);
   EXPECT_EQ(zero_failures, 0) << "rows without visible keys must be exactly zero";
-}
-
-// The spacing of `dtype` values at `magnitude` (one output rounding step).
-double RoundingStep(DType dtype, double magnitude) {
-  if (magnitude <= 0.0) return 0.0;
-  int exponent = 0;
-  std::frexp(magnitude, &exponent);  // magnitude in [2^(exponent-1), 2^exponent)
-  const int mantissa_bits = dtype == DType::kBFloat16 ? 7 : 10;
-  return std::ldexp(1.0, exponent - 1 - mantissa_bits);
 }
 
 struct KernelOutput {
@@ -159,17 +152,11 @@ void CheckBatch(const BatchSpec& gpu_spec, const std::vector<int32_t>& plans = k
     outputs.push_back(RunOnDevice(*device));
     ExpectMatchesReference(batch, ref, outputs.back().out, outputs.back().lse, PlanName(pinned));
   }
-  // Plans agree with each other to rounding (bf16/fp16 output ulps): twice
-  // the low-precision reference's error, and at least one rounding step at
-  // the largest output (a batch whose reference error is below that step, as
-  // short decode batches can be, may still round one output either way).
-  double largest = 0.0;
-  for (int64_t e = 0; e < ref.out_count; ++e) {
-    largest = std::max(largest, std::abs(double{outputs[0].out[e]}));
-  }
+  // Plans agree with each other to rounding (bf16/fp16 output ulps): the
+  // same bound as each against the reference.
   const double bound =
-      std::max(2.0 * ref.low_precision_error.max_abs, RoundingStep(spec.dtype, largest)) +
-      kAbsSlack;
+      LowPrecisionErrorBound(spec.dtype, ref.low_precision_error.max_abs,
+                             LargestMagnitude(ref.exact.out, ref.out_count), kAbsSlack);
   for (size_t i = 1; i < outputs.size(); ++i) {
     std::vector<double> first(outputs[0].out.begin(), outputs[0].out.end());
     const ErrorStats diff = CompareToReference(outputs[i].out, first, ref.out_count);

@@ -305,6 +305,84 @@ PA_WGMMA_TYPE(__half, "f16")
 #endif
 #undef PA_WGMMA_TYPE
 
+// Descriptor of an N-major B operand in TileOffset's layout: the V tile of
+// O += P V, whose key rows (K) hold the head_dim columns (N) contiguously in
+// 64-column blocks `block_bytes` apart (LBO), 8-key groups 1024 bytes apart
+// (SBO), 128-byte swizzle (the canonical MN-major SW128 layout).
+__device__ __forceinline__ uint64_t WgmmaDescriptorNMajor(uint32_t address, uint32_t block_bytes) {
+  return (uint64_t{(address & 0x3FFFF) >> 4}) | (uint64_t{(block_bytes & 0x3FFFF) >> 4} << 16) |
+         (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
+}
+
+// D (64 x N f32, mma m16n8 accumulator order per 8-column block) = A (64 x 16,
+// from registers: each warp its 16 rows in mma.sync m16n8k16's A fragment
+// layout) * B (16 x N, N-major in shared memory) (+ D when accumulate).
+template <typename T, int N>
+struct WgmmaRegisterA;
+
+#define PA_WGMMA_REGISTER_A_TYPE(T, ptx_type)                                               \
+  template <>                                                                               \
+  struct WgmmaRegisterA<T, 64> {                                                            \
+    static __device__ __forceinline__ void Run(float (&d)[8][4], const uint32_t (&a)[4],    \
+                                               uint64_t b, int accumulate) {                \
+      asm volatile(                                                                         \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                      \
+          "wgmma.mma_async.sync.aligned.m64n64k16.f32." ptx_type "." ptx_type               \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11,"                             \
+          " %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23,"                    \
+          " %24, %25, %26, %27, %28, %29, %30, %31},"                                       \
+          " {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"                                    \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),      \
+            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),      \
+            "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),      \
+            "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),      \
+            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]),      \
+            "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),      \
+            "+f"(d[7][2]), "+f"(d[7][3])                                                    \
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));           \
+    }                                                                                       \
+  };                                                                                        \
+  template <>                                                                               \
+  struct WgmmaRegisterA<T, 128> {                                                           \
+    static __device__ __forceinline__ void Run(float (&d)[16][4], const uint32_t (&a)[4],   \
+                                               uint64_t b, int accumulate) {                \
+      asm volatile(                                                                         \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                      \
+          "wgmma.mma_async.sync.aligned.m64n128k16.f32." ptx_type "." ptx_type              \
+          " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11,"                             \
+          " %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23,"                    \
+          " %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35,"                    \
+          " %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"                    \
+          " %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59,"                    \
+          " %60, %61, %62, %63},"                                                           \
+          " {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"                                    \
+          : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]),      \
+            "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]),      \
+            "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]),      \
+            "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),      \
+            "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]),      \
+            "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),      \
+            "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]),      \
+            "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),      \
+            "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), \
+            "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), \
+            "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), \
+            "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), \
+            "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])                  \
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));           \
+    }                                                                                       \
+  };
+
+#if PA_HAS_WGMMA
+PA_WGMMA_REGISTER_A_TYPE(__nv_bfloat16, "bf16")
+PA_WGMMA_REGISTER_A_TYPE(__half, "f16")
+#endif
+#undef PA_WGMMA_REGISTER_A_TYPE
+
+// Keeps the compiler from moving reads or writes of `x` across this point
+// (after WgmmaWaitAll: the registers an asynchronous wgmma wrote).
+__device__ __forceinline__ void PinRegister(float& x) { asm volatile("" : "+f"(x)::"memory"); }
+
 }  // namespace attention_kernel
 }  // namespace paged_attention
 

@@ -3,8 +3,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "attention/base/quoted.h"
 
 namespace paged_attention {
 
@@ -43,8 +43,8 @@ absl::StatusOr<ForwardMode> ParseForwardMode(absl::string_view name) {
   }
   // Escaped: the name comes from files and flags, and an error message stays
   // one printable line whatever bytes it held (a newline, a NUL, invalid UTF-8).
-  return absl::InvalidArgumentError(absl::StrCat(
-      "\"", absl::CHexEscape(name), "\" is not a forward mode; expected one of ", valid));
+  return absl::InvalidArgumentError(
+      absl::StrCat(Quoted(name), " is not a forward mode; expected one of ", valid));
 }
 
 bool IsExtend(ForwardMode mode, DraftExtendV2Policy draft_extend_v2) {

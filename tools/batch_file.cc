@@ -8,8 +8,8 @@
 #include <cerrno>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "attention/base/quoted.h"
 
 namespace paged_attention {
 namespace {
@@ -28,11 +28,6 @@ class FileDescriptor {
  private:
   int fd_;
 };
-
-// Escaped, so an error message stays one printable line whatever the path holds.
-std::string Quoted(const std::string& path) {
-  return absl::StrCat("\"", absl::CHexEscape(path), "\"");
-}
 
 }  // namespace
 

@@ -28,6 +28,12 @@ bazel build --config=bundle "$@" "${targets[@]}"
 bundle=gpu_bundle
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib"
+# The source the binaries were built from: HEAD, +uncommitted when tracked
+# files differ from it. run_benchmarks.sh and tools/peer_benchmark.py stamp it
+# into their JSON as git_revision, so a run's record names what it measured.
+revision=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- 2>/dev/null || revision+="+uncommitted"
+echo "$revision" > "$bundle/REVISION"
 tests=() benchmarks=() tools=()
 for target in "${targets[@]}"; do
   package=${target#//}; package=${package%%:*}; name=${target##*:}
@@ -83,7 +89,7 @@ status=0
 for benchmark in ${benchmarks[*]}; do
   echo "=== \$benchmark"
   ./bin/\$benchmark --benchmark_out="\$out_dir/\$benchmark.json" --benchmark_out_format=json \\
-    --benchmark_context=git_revision=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) "\$@" || status=1
+    --benchmark_context=git_revision=$revision "\$@" || status=1
 done
 exit \$status
 RUNNER

@@ -20,6 +20,8 @@ Runs on the GPU machine with its python3 and PyTorch:
    with counters vs_best_peer (our speed over the best peer's, > 1 = faster)
    and label naming that peer, one Peer_<name>/<same args> entry per peer
    and shape, and the context of our run plus the peers' (torch version).
+   Its git_revision is the bundle's REVISION (tools/gpu_bundle.sh: the
+   commit, +uncommitted for a dirty tree) unless --context names one.
 4. Prints a table per case with the issue's bars: met or not.
 
 --dry-run replaces PyTorch by made-up timings (for testing this script on a
@@ -239,6 +241,17 @@ def check(value, op, bound):
     return value >= bound if op == ">=" else value <= bound
 
 
+def bundle_revision(binary):
+    """The REVISION that tools/gpu_bundle.sh wrote beside the binary's bin/
+    folder (HEAD, +uncommitted for a dirty tree), or None outside a bundle."""
+    path = os.path.join(os.path.dirname(os.path.abspath(binary)), os.pardir, "REVISION")
+    try:
+        with open(path) as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ours", required=True,
@@ -254,6 +267,11 @@ def main():
     parser.add_argument("--context", action="append", default=[],
                         help="KEY=VALUE added to the JSON context (e.g. git_revision=abc)")
     args = parser.parse_args()
+    if not args.ours.endswith(".json") and not any(
+            c.startswith("git_revision=") for c in args.context):
+        revision = bundle_revision(args.ours)
+        if revision:
+            args.context.append(f"git_revision={revision}")
 
     if args.ours.endswith(".json"):
         with open(args.ours) as f:

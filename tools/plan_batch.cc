@@ -50,9 +50,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "attention/base/device_info.h"
+#include "attention/base/quoted.h"
 #include "attention/base/status_macros.h"
 #include "attention/kernel/paged_attention.h"
 #include "attention/planner/metadata_planner.h"
@@ -89,8 +89,7 @@ namespace {
 
 absl::Status MakeDirectory(const std::string& dir) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::ErrnoToStatus(
-        errno, absl::StrCat("--dump_dir: cannot create \"", absl::CHexEscape(dir), "\""));
+    return absl::ErrnoToStatus(errno, absl::StrCat("--dump_dir: cannot create ", Quoted(dir)));
   }
   return absl::OkStatus();
 }

@@ -5,8 +5,8 @@
 #include <initializer_list>
 #include <limits>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "attention/base/quoted.h"
 
 namespace paged_attention {
 namespace {
@@ -77,7 +77,7 @@ absl::StatusOr<RunConfig> ValidateRunFlags(const RunFlags& flags) {
     const std::string shown =
         flags.dtype.size() > 32 ? flags.dtype.substr(0, 32) + "..." : flags.dtype;
     return absl::InvalidArgumentError(
-        absl::StrCat("--dtype = \"", absl::CHexEscape(shown), "\" must be bfloat16 or float16"));
+        absl::StrCat("--dtype = ", Quoted(shown), " must be bfloat16 or float16"));
   }
   if (flags.window_left < -1 || flags.window_left > kInt32Max) {
     return OutOfRange("--window_left", flags.window_left, -1, kInt32Max, "-1: no window");

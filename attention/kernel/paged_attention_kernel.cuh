@@ -491,6 +491,28 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, uint32_t k_base,
 #endif
 }
 
+// Scales O's values of this thread's row i (0: lane / 4, 1: lane / 4 + 8).
+template <int kHeadDim>
+__device__ __forceinline__ void RescaleRow(RowState<kHeadDim>& state, int i, float factor) {
+#pragma unroll
+  for (int d = 0; d < kHeadDim / 8; ++d) {
+    state.o[d][2 * i] *= factor;
+    state.o[d][2 * i + 1] *= factor;
+  }
+}
+
+// Keys kb * 16 .. + 15 of P (the probabilities in S's accumulators) as one
+// bf16/fp16 A fragment of m16n8k16 (two n8 blocks of S); wgmma's register A
+// fragment has the same layout.
+template <typename T, int kKeys>
+__device__ __forceinline__ void PackProbabilities(const float (&s)[kKeys / 8][4], int kb,
+                                                  uint32_t (&a)[4]) {
+  a[0] = PackPair<T>(s[2 * kb][0], s[2 * kb][1]);
+  a[1] = PackPair<T>(s[2 * kb][2], s[2 * kb][3]);
+  a[2] = PackPair<T>(s[2 * kb + 1][0], s[2 * kb + 1][1]);
+  a[3] = PackPair<T>(s[2 * kb + 1][2], s[2 * kb + 1][3]);
+}
+
 // S = Q K^T, mask, online softmax and O += P V for one warp's 16 rows
 // (row block `row_block` of the unit) and the key tile in `stage`.
 template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks>
@@ -603,13 +625,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
       sum += s[n][2 * i] + s[n][2 * i + 1];
     }
     state.sum[i] = state.sum[i] * row_rescale + sum;
-    if constexpr (kHeadDim > 128) {
-#pragma unroll
-      for (int d = 0; d < kHeadDim / 8; ++d) {
-        state.o[d][2 * i] *= row_rescale;
-        state.o[d][2 * i + 1] *= row_rescale;
-      }
-    }
+    if constexpr (kHeadDim > 128) RescaleRow(state, i, row_rescale);
   }
   // O's rescale (kHeadDim / 2 multiplies per thread) only when a row of the
   // warp raised its max: once the running maxima settle most tiles leave them,
@@ -617,17 +633,11 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   // O += P V (64-row units 1-2% faster beside wgmma P V, NOTES.md). Head_dim
   // 256 rescales every tile, above: the branch made its spills 2% slower.
   if (kHeadDim <= 128 && __any_sync(kFullMask, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-#pragma unroll
-      for (int d = 0; d < kHeadDim / 8; ++d) {
-        state.o[d][2 * i] *= rescale[i];
-        state.o[d][2 * i + 1] *= rescale[i];
-      }
-    }
+    RescaleRow(state, 0, rescale[0]);
+    RescaleRow(state, 1, rescale[1]);
   }
 
-  // O += P V: the S accumulators of two n8 blocks form one A fragment.
+  // O += P V, P as A fragments (PackProbabilities).
 #if PA_HAS_WGMMA
   // (head_dim 256 keeps mma.sync: two 128-column wgmma per k-step spilled
   // more and ran its verify 9% slower, NOTES.md.)
@@ -637,12 +647,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
       // layout is mma.sync's) and V from shared memory.
       uint32_t a[kKeys / 16][4];
 #pragma unroll
-      for (int kb = 0; kb < kKeys / 16; ++kb) {
-        a[kb][0] = PackPair<T>(s[2 * kb][0], s[2 * kb][1]);
-        a[kb][1] = PackPair<T>(s[2 * kb][2], s[2 * kb][3]);
-        a[kb][2] = PackPair<T>(s[2 * kb + 1][0], s[2 * kb + 1][1]);
-        a[kb][3] = PackPair<T>(s[2 * kb + 1][2], s[2 * kb + 1][3]);
-      }
+      for (int kb = 0; kb < kKeys / 16; ++kb) PackProbabilities<T, kKeys>(s, kb, a[kb]);
       WgmmaFence();  // o and a were written by this thread
 #pragma unroll
       for (int kb = 0; kb < kKeys / 16; ++kb) {
@@ -664,10 +669,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
 #pragma unroll
   for (int kb = 0; kb < kKeys / 16; ++kb) {
     uint32_t a[4];
-    a[0] = PackPair<T>(s[2 * kb][0], s[2 * kb][1]);
-    a[1] = PackPair<T>(s[2 * kb][2], s[2 * kb][3]);
-    a[2] = PackPair<T>(s[2 * kb + 1][0], s[2 * kb + 1][1]);
-    a[3] = PackPair<T>(s[2 * kb + 1][2], s[2 * kb + 1][3]);
+    PackProbabilities<T, kKeys>(s, kb, a);
     const int row = kb * 16 + ldm_row + ldm_hi8 * 8;
 #pragma unroll
     for (int db = 0; db < kHeadDim / 16; ++db) {

@@ -57,7 +57,8 @@ struct Reference {
   HostAttentionResult exact;
   std::vector<double> low_precision;
   ErrorStats low_precision_error;
-  int64_t out_count = 0;  // elements of the live tokens
+  int64_t out_count = 0;     // elements of the live tokens
+  double error_bound = 0.0;  // LowPrecisionErrorBound of this batch's outputs
 };
 
 Reference ComputeReference(const HostBatch& batch) {
@@ -69,6 +70,9 @@ Reference ComputeReference(const HostBatch& batch) {
   ref.low_precision = LowPrecisionReference(args);
   ref.out_count = int64_t{batch.cu_seqlens_q.back()} * args.num_q_heads * args.head_dim;
   ref.low_precision_error = CompareToReference(ref.low_precision, ref.exact.out, ref.out_count);
+  ref.error_bound =
+      LowPrecisionErrorBound(batch.spec.dtype, ref.low_precision_error.max_abs,
+                             LargestMagnitude(ref.exact.out, ref.out_count), kAbsSlack);
   return ref;
 }
 
@@ -79,12 +83,9 @@ void ExpectMatchesReference(const HostBatch& batch, const Reference& ref,
                             const std::string& what) {
   SCOPED_TRACE(what);
   const ErrorStats error = CompareToReference(out, ref.exact.out, ref.out_count);
-  const double bound =
-      LowPrecisionErrorBound(batch.spec.dtype, ref.low_precision_error.max_abs,
-                             LargestMagnitude(ref.exact.out, ref.out_count), kAbsSlack);
   EXPECT_EQ(error.non_finite, 0) << error.ToString();
-  EXPECT_LE(error.max_abs, bound) << "kernel " << error.ToString() << " vs low-precision "
-                                  << ref.low_precision_error.ToString();
+  EXPECT_LE(error.max_abs, ref.error_bound) << "kernel " << error.ToString() << " vs low-precision "
+                                            << ref.low_precision_error.ToString();
   // One line per check, for the notes: kernel error, low-precision error, ratio.
   std::printf(
       "ERRSTAT %s/%s kernel_max_abs %.3g kernel_rel_l2 %.3g lowp_max_abs %.3g "
@@ -154,13 +155,10 @@ void CheckBatch(const BatchSpec& gpu_spec, const std::vector<int32_t>& plans = k
   }
   // Plans agree with each other to rounding (bf16/fp16 output ulps): the
   // same bound as each against the reference.
-  const double bound =
-      LowPrecisionErrorBound(spec.dtype, ref.low_precision_error.max_abs,
-                             LargestMagnitude(ref.exact.out, ref.out_count), kAbsSlack);
+  const std::vector<double> first(outputs[0].out.begin(), outputs[0].out.end());
   for (size_t i = 1; i < outputs.size(); ++i) {
-    std::vector<double> first(outputs[0].out.begin(), outputs[0].out.end());
     const ErrorStats diff = CompareToReference(outputs[i].out, first, ref.out_count);
-    EXPECT_LE(diff.max_abs, bound)
+    EXPECT_LE(diff.max_abs, ref.error_bound)
         << PlanName(plans[i]) << " vs " << PlanName(plans[0]) << ": " << diff.ToString();
   }
 }

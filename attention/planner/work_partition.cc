@@ -61,29 +61,79 @@ UnitKeys VisibleKeys(const PartitionConfig& config, int64_t q_len, int64_t k_len
   return keys;
 }
 
-// Calls fn(request, kv_head, unit_tile, keys) for every unit, in the order
-// workers take them: request, then KV head, then unit tile, so the tiles that
-// re-read one request's K/V for one head run back to back (L2 hits). An fn
+// Units of one (request, KV head) read the same K/V. Up to this many of them
+// (consecutive unit tiles) form a *co-read group*: the partition deals the
+// group's key range once and gives each member the same pieces on its own
+// worker, so the members' workers read each K/V tile at about the same time
+// and DRAM serves it once (L2 the rest). Dealt back to back on one worker
+// instead, a 64-row unit's re-read came a whole unit later, long after L2
+// had dropped the tile: q64 verify read 4.30 GB from DRAM for 1.07 GB of K/V
+// (NOTES.md).
+constexpr int32_t kMaxCoReadWidth = 4;
+// Co-reading is used only when at most this fraction of the workers' time is
+// idle members (groups with fewer members than the width, or members that see
+// fewer keys than their group).
+constexpr int64_t kMaxIdleEighths = 1;
+
+// Up to `width` consecutive unit tiles of one (request, KV head) and the key
+// tiles their visible ranges cover together.
+struct UnitGroup {
+  int32_t request = 0;
+  int32_t kv_head = 0;
+  int32_t first_unit_tile = 0;
+  int32_t members = 0;
+  UnitKeys keys;  // the union of the members' ranges
+};
+
+UnitKeys UnionOf(const UnitKeys& a, const UnitKeys& b, int64_t tile) {
+  if (a.num_tiles == 0) return b;
+  if (b.num_tiles == 0) return a;
+  UnitKeys keys;
+  keys.key_begin = std::min(a.key_begin, b.key_begin);
+  keys.key_end = std::max(a.key_end, b.key_end);
+  keys.first_tile = static_cast<int32_t>(keys.key_begin / tile);
+  keys.num_tiles = static_cast<int32_t>(CeilDiv(int64_t{keys.key_end}, tile) - keys.first_tile);
+  return keys;
+}
+
+// Calls fn(group) for every co-read group of `width` (1: every unit alone), in
+// the order workers take them: request, then KV head, then unit tile. An fn
 // that returns bool stops the walk by returning false.
 template <typename Fn>
-void ForEachUnit(absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_t> cache_seqlens,
-                 const PartitionConfig& config, Fn&& fn) {
+void ForEachGroup(absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_t> cache_seqlens,
+                  const PartitionConfig& config, int32_t width, Fn&& fn) {
+  const int64_t tile = KeysPerTile(config.head_dim);
   for (size_t request = 0; request < cache_seqlens.size(); ++request) {
     const int64_t q_len = int64_t{cu_seqlens_q[request + 1]} - cu_seqlens_q[request];
     const int64_t k_len = cache_seqlens[request];
     const int64_t rows = q_len * config.group;
     const int64_t unit_tiles = CeilDiv(rows, int64_t{kUnitRows});
     for (int32_t kv_head = 0; kv_head < config.num_kv_heads; ++kv_head) {
-      for (int64_t tile = 0; tile < unit_tiles; ++tile) {
-        const UnitKeys keys = VisibleKeys(config, q_len, k_len, rows, tile);
-        if constexpr (std::is_same_v<decltype(fn(0, 0, 0, keys)), bool>) {
-          if (!fn(static_cast<int32_t>(request), kv_head, static_cast<int32_t>(tile), keys)) return;
+      for (int64_t first = 0; first < unit_tiles; first += width) {
+        UnitGroup group;
+        group.request = static_cast<int32_t>(request);
+        group.kv_head = kv_head;
+        group.first_unit_tile = static_cast<int32_t>(first);
+        group.members = static_cast<int32_t>(std::min<int64_t>(width, unit_tiles - first));
+        for (int32_t m = 0; m < group.members; ++m) {
+          group.keys = UnionOf(group.keys, VisibleKeys(config, q_len, k_len, rows, first + m), tile);
+        }
+        if constexpr (std::is_same_v<decltype(fn(group)), bool>) {
+          if (!fn(group)) return;
         } else {
-          fn(static_cast<int32_t>(request), kv_head, static_cast<int32_t>(tile), keys);
+          fn(group);
         }
       }
     }
   }
+}
+
+// The keys of member `member` of `group`.
+UnitKeys MemberKeys(absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_t> cache_seqlens,
+                    const PartitionConfig& config, const UnitGroup& group, int32_t member) {
+  const int64_t q_len = int64_t{cu_seqlens_q[group.request + 1]} - cu_seqlens_q[group.request];
+  return VisibleKeys(config, q_len, cache_seqlens[group.request], q_len * config.group,
+                     group.first_unit_tile + member);
 }
 
 // Appends segments and merge tasks, checking capacities, and scores the plan
@@ -100,9 +150,15 @@ class PlanWriter {
         cache_seqlens_(cache_seqlens),
         write_(write) {}
 
-  // Starts worker `worker`'s segment list (workers start in increasing order).
+  // Starts worker `worker`'s segment list (workers start in increasing order;
+  // workers skipped in between get empty lists).
   void BeginWorker(int32_t worker) {
-    if (write_) buffers_.worker_begin[worker] = counts_.num_segments;
+    if (write_) {
+      for (int32_t w = next_worker_; w <= worker; ++w) {
+        buffers_.worker_begin[w] = counts_.num_segments;
+      }
+    }
+    next_worker_ = worker + 1;
     worker_ = worker;
     worker_cost_ = 0;
     worker_time_ = 0;
@@ -211,6 +267,7 @@ class PlanWriter {
   }
 
   PartitionCounts& counts() { return counts_; }
+  bool writes() const { return write_; }
 
   // The busiest worker's kernel time so far, in key tiles: its tiles,
   // kSegmentOverheadTiles per segment and kFusedPieceTiles per piece of a unit
@@ -225,6 +282,7 @@ class PlanWriter {
   const bool write_;
   PartitionCounts counts_;
   int32_t worker_ = 0;
+  int32_t next_worker_ = 0;  // the first worker whose list has not begun
   int64_t worker_cost_ = 0;
   int64_t worker_time_ = 0;
   int64_t max_worker_time_ = 0;
@@ -344,16 +402,42 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
                      config.num_workers, " workers (need workers + 1)"));
   }
 
-  int64_t total_cost = 0, longest_unit_tiles = 0;
-  ForEachUnit(cu_seqlens_q, cache_seqlens, config,
-              [&](int32_t, int32_t, int32_t, const UnitKeys& keys) {
-                total_cost += keys.num_tiles + kSegmentOverheadTiles;
-                longest_unit_tiles = std::max<int64_t>(longest_unit_tiles, keys.num_tiles);
-              });
-  int32_t workers = config.num_workers;
+  // Units alone: their cost, and the most unit tiles one (request, KV head) has.
+  int64_t unit_cost = 0, most_unit_tiles = 0;
+  int32_t num_units = 0;
+  for (size_t i = 0; i < cache_seqlens.size(); ++i) {
+    const int64_t rows = (int64_t{cu_seqlens_q[i + 1]} - cu_seqlens_q[i]) * config.group;
+    most_unit_tiles = std::max(most_unit_tiles, CeilDiv(rows, int64_t{kUnitRows}));
+  }
+  ForEachGroup(cu_seqlens_q, cache_seqlens, config, 1, [&](const UnitGroup& group) {
+    unit_cost += group.keys.num_tiles + kSegmentOverheadTiles;
+    ++num_units;
+  });
+  // Co-read groups (kMaxCoReadWidth) when units share K/V and few members
+  // would idle: a group's workers are busy for its whole range, members or not.
+  int32_t width = 1;
+  if (config.pinned_splits == 0 && most_unit_tiles > 1) {
+    const int32_t candidate = static_cast<int32_t>(
+        std::min<int64_t>({kMaxCoReadWidth, most_unit_tiles, config.num_workers}));
+    int64_t occupied = 0;
+    ForEachGroup(cu_seqlens_q, cache_seqlens, config, candidate, [&](const UnitGroup& group) {
+      occupied += int64_t{candidate} * (group.keys.num_tiles + kSegmentOverheadTiles);
+    });
+    if ((occupied - unit_cost) * 8 <= occupied * kMaxIdleEighths) width = candidate;
+  }
+  // From here on the cost line is the groups' (one unit each when width is 1),
+  // dealt to workers / width group workers; group worker g's member m runs on
+  // worker m * workers + g.
+  int64_t total_cost = 0, longest_group_tiles = 0;
+  ForEachGroup(cu_seqlens_q, cache_seqlens, config, width, [&](const UnitGroup& group) {
+    total_cost += group.keys.num_tiles + kSegmentOverheadTiles;
+    longest_group_tiles = std::max<int64_t>(longest_group_tiles, group.keys.num_tiles);
+  });
+  const int32_t max_workers = config.num_workers / width;
+  int32_t workers = max_workers;
   if (config.pinned_splits == 0) {
     workers = static_cast<int32_t>(
-        std::clamp<int64_t>(CeilDiv(total_cost, kMinTilesPerWorker), 1, config.num_workers));
+        std::clamp<int64_t>(CeilDiv(total_cost, kMinTilesPerWorker), 1, max_workers));
   }
   // Worker w's share ends at cumulative cost ShareEnd(w) of the cost line;
   // the last takes the rest. A share that ends inside a unit cuts it, and the
@@ -366,7 +450,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // ...and no piece of a cut unit is shorter than this.
   const int64_t min_piece = std::clamp<int64_t>(per_worker / 4, 1, 4);
 
-  // Pieces of a unit of `tiles` key tiles under `rule` (kAtShareEnds: 0, the
+  // Pieces of a group of `tiles` key tiles under `rule` (kAtShareEnds: 0, the
   // shares decide).
   auto pieces_of = [&](const CutRule& rule, int64_t tiles) -> int64_t {
     const int64_t most = std::max<int64_t>(tiles, 1);
@@ -381,82 +465,114 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     return 0;
   };
 
-  // The plan that cuts units by `rule`, with worker shares of `cost_line`,
-  // written into `buffers` if `write` (else only counted and scored). A
-  // scoring pass stops as soon as its busiest worker's time passes
-  // `stop_above` (it cannot win then); its counts are then partial.
-  auto plan = [&](const CutRule& rule, int64_t cost_line, bool write,
-                  int64_t stop_above =
-                      std::numeric_limits<int64_t>::max()) -> absl::StatusOr<ScoredPlan> {
+  // Deals the groups' cost line (shares of `cost_line`) by `rule` and writes,
+  // through `writer`, either each group as one unit with its union range
+  // (member < 0: scoring; with width 1 the plan itself) or member `member` of
+  // every group on workers worker_base + group worker. A scoring pass stops as
+  // soon as its busiest worker's time passes `stop_above` (it cannot win
+  // then); its counts are then partial.
+  auto plan = [&](PlanWriter& writer, const CutRule& rule, int64_t cost_line, int32_t member,
+                  int32_t worker_base,
+                  int64_t stop_above = std::numeric_limits<int64_t>::max()) -> absl::Status {
     auto target_end = [&](int32_t w) { return ShareEnd(cost_line, workers, w); };
-    PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, write);
     int32_t worker = 0;
     int64_t assigned = 0;
-    writer.BeginWorker(0);
-    auto next_worker = [&] { writer.BeginWorker(++worker); };
+    writer.BeginWorker(worker_base);
+    auto next_worker = [&] { writer.BeginWorker(worker_base + ++worker); };
     absl::Status status = absl::OkStatus();
-    int32_t num_units = 0;
 
-    ForEachUnit(
-        cu_seqlens_q, cache_seqlens, config,
-        [&](int32_t request, int32_t kv_head, int32_t unit_tile, const UnitKeys& keys) -> bool {
-          ++num_units;
-          const int64_t tiles = keys.num_tiles;
-          const int32_t first_partial = writer.counts().num_partials;
-          bool split = false;
-          if (const int64_t pieces = pieces_of(rule, tiles); pieces > 0) {
-            // Near-equal pieces, each to the worker whose share holds the
-            // piece's middle.
-            split = pieces > 1;
-            int64_t begin = 0;
-            for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
-              const int64_t length = tiles / pieces + (piece < tiles % pieces ? 1 : 0);
-              const int64_t cost = length + kSegmentOverheadTiles;
-              while (worker < workers - 1 && MiddlePastShare(assigned, cost, target_end(worker)))
-                next_worker();
-              status = writer.AddSegment(request, kv_head, unit_tile, keys, begin, begin + length,
-                                         split ? writer.NewPartial() : -1);
-              assigned += cost;
-              begin += length;
-            }
-          } else {
-            int64_t begin = 0;
-            while (status.ok()) {
-              const int64_t rest = tiles - begin;
-              const int64_t room = target_end(worker) - assigned;
-              int64_t take = rest;
-              if (worker < workers - 1 && rest + kSegmentOverheadTiles > room + tolerance) {
-                const int64_t fits = room - kSegmentOverheadTiles;
-                if (fits < min_piece) {  // this worker is full: the next one starts the unit
-                  next_worker();
-                  continue;
-                }
-                if (rest - fits >= min_piece)
-                  take = fits;  // else: the tail is too short to cut off
-              }
-              const bool last_piece = take == rest;
-              split = split || !last_piece;
-              status = writer.AddSegment(request, kv_head, unit_tile, keys, begin, begin + take,
-                                         split ? writer.NewPartial() : -1);
-              assigned += take + kSegmentOverheadTiles;
-              begin += take;
-              if (last_piece) break;
+    ForEachGroup(cu_seqlens_q, cache_seqlens, config, width, [&](const UnitGroup& group) -> bool {
+      const int64_t tiles = group.keys.num_tiles;
+      // The unit this pass writes of the group (none: the group has fewer
+      // members), its keys and where they start among the group's tiles.
+      const bool writes_unit = member < group.members;
+      const int32_t unit_tile = group.first_unit_tile + std::max(member, 0);
+      const UnitKeys keys =
+          member < 0 || !writes_unit
+              ? group.keys
+              : MemberKeys(cu_seqlens_q, cache_seqlens, config, group, member);
+      const int64_t offset = keys.num_tiles > 0 ? keys.first_tile - group.keys.first_tile : 0;
+      const int32_t first_partial = writer.counts().num_partials;
+      bool emitted = false, split = false;
+      // Group tiles [lo, hi) on the current worker: the unit's part of them.
+      auto emit = [&](int64_t lo, int64_t hi) {
+        if (!writes_unit || !status.ok()) return;
+        if (keys.num_tiles == 0) {  // no visible key: one segment that writes zeros
+          if (!emitted) status = writer.AddSegment(group.request, group.kv_head, unit_tile, keys, 0, 0, -1);
+          emitted = true;
+          return;
+        }
+        const int64_t begin = std::max(lo, offset) - offset;
+        const int64_t end = std::min<int64_t>(hi, offset + keys.num_tiles) - offset;
+        if (begin >= end) return;
+        if (!emitted) split = end < keys.num_tiles;  // more pieces follow: merged
+        emitted = true;
+        status = writer.AddSegment(group.request, group.kv_head, unit_tile, keys, begin, end,
+                                   split ? writer.NewPartial() : -1);
+      };
+      if (const int64_t pieces = pieces_of(rule, tiles); pieces > 0) {
+        // Near-equal pieces, each to the worker whose share holds the
+        // piece's middle.
+        int64_t begin = 0;
+        for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
+          const int64_t length = tiles / pieces + (piece < tiles % pieces ? 1 : 0);
+          const int64_t cost = length + kSegmentOverheadTiles;
+          while (worker < workers - 1 && MiddlePastShare(assigned, cost, target_end(worker)))
+            next_worker();
+          emit(begin, begin + length);
+          assigned += cost;
+          begin += length;
+        }
+      } else {
+        int64_t begin = 0;
+        while (status.ok()) {
+          const int64_t rest = tiles - begin;
+          const int64_t room = target_end(worker) - assigned;
+          int64_t take = rest;
+          if (worker < workers - 1 && rest + kSegmentOverheadTiles > room + tolerance) {
+            const int64_t fits = room - kSegmentOverheadTiles;
+            if (fits < min_piece) {  // this worker is full: the next one starts the group
               next_worker();
+              continue;
             }
+            if (rest - fits >= min_piece)
+              take = fits;  // else: the tail is too short to cut off
           }
-          if (status.ok() && split)
-            status = writer.AddMerge(request, kv_head, unit_tile, first_partial);
-          return status.ok() && (write || writer.max_worker_time() <= stop_above);
-        });
-    RETURN_IF_ERROR(status);
-    ScoredPlan result{writer.Finish(worker + 1), writer.max_worker_time()};
-    result.counts.num_units = num_units;
-    return result;
+          emit(begin, begin + take);
+          assigned += take + kSegmentOverheadTiles;
+          begin += take;
+          if (take == rest) break;
+          next_worker();
+        }
+      }
+      if (status.ok() && split)
+        status = writer.AddMerge(group.request, group.kv_head, unit_tile, first_partial);
+      return status.ok() && (writer.writes() || writer.max_worker_time() <= stop_above);
+    });
+    return status;
+  };
+  // Scores the plan of `rule` (groups as units) and returns it.
+  auto score = [&](const CutRule& rule, int64_t cost_line,
+                   int64_t stop_above =
+                       std::numeric_limits<int64_t>::max()) -> absl::StatusOr<ScoredPlan> {
+    PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, false);
+    RETURN_IF_ERROR(plan(writer, rule, cost_line, -1, 0, stop_above));
+    return ScoredPlan{writer.Finish(0), writer.max_worker_time()};
+  };
+  // Writes the plan of `rule`: each member of every group in its own pass.
+  auto write = [&](const CutRule& rule, int64_t cost_line) -> absl::StatusOr<PartitionCounts> {
+    PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, true);
+    if (width == 1) {
+      RETURN_IF_ERROR(plan(writer, rule, cost_line, -1, 0));
+    } else {
+      for (int32_t m = 0; m < width; ++m) RETURN_IF_ERROR(plan(writer, rule, cost_line, m, m * workers));
+    }
+    PartitionCounts counts = writer.Finish(writer.counts().worker_span);
+    counts.num_units = num_units;
+    return counts;
   };
   if (config.pinned_splits > 0) {
-    ASSIGN_OR_RETURN(ScoredPlan pinned, plan(CutRule{CutRule::kFixedPieces, config.pinned_splits},
-                                             planned_cost, true));
-    return pinned.counts;
+    return write(CutRule{CutRule::kFixedPieces, config.pinned_splits}, planned_cost);
   }
   // Cutting at share ends spreads the work over every worker, but a share's
   // end falls anywhere in a unit, and the tolerance and minimum-piece rules
@@ -470,13 +586,13 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // plan with fewer cuts (the later candidate), whose workers all end with the
   // busiest one instead of a few finishing alone (NOTES.md: b16 32k and b8
   // 16k ran 3% faster with all workers equal than with a tail of a few).
+  // (Co-read groups are scored as units: their members run side by side.)
   CutRule best{CutRule::kAtShareEnds, 0};
   int64_t best_cost_line = planned_cost;
-  ASSIGN_OR_RETURN(ScoredPlan best_plan, plan(best, best_cost_line, false));
+  ASSIGN_OR_RETURN(ScoredPlan best_plan, score(best, best_cost_line));
   if (best_plan.counts.num_merge_tasks > 0) {
     auto try_candidate = [&](const CutRule& candidate, int64_t cost_line) -> absl::Status {
-      ASSIGN_OR_RETURN(ScoredPlan scored,
-                       plan(candidate, cost_line, false, best_plan.max_worker_time));
+      ASSIGN_OR_RETURN(ScoredPlan scored, score(candidate, cost_line, best_plan.max_worker_time));
       if (scored.max_worker_time <= best_plan.max_worker_time) {
         best = candidate;
         best_cost_line = cost_line;
@@ -486,21 +602,19 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     };
     // Even pieces are whole units when no unit holds two average shares.
     const CutRule even{CutRule::kEvenPieces, 0};
-    if (pieces_of(even, longest_unit_tiles) > 1) {
+    if (pieces_of(even, longest_group_tiles) > 1) {
       // Even pieces are dealt over shares of their own total cost, so that
       // pieces of about one share each land one per worker.
       int64_t even_cost_line = 0;
-      ForEachUnit(cu_seqlens_q, cache_seqlens, config,
-                  [&](int32_t, int32_t, int32_t, const UnitKeys& keys) {
-                    even_cost_line +=
-                        keys.num_tiles + pieces_of(even, keys.num_tiles) * kSegmentOverheadTiles;
-                  });
+      ForEachGroup(cu_seqlens_q, cache_seqlens, config, width, [&](const UnitGroup& group) {
+        even_cost_line += group.keys.num_tiles +
+                          pieces_of(even, group.keys.num_tiles) * kSegmentOverheadTiles;
+      });
       RETURN_IF_ERROR(try_candidate(even, even_cost_line));
     }
     RETURN_IF_ERROR(try_candidate(CutRule{CutRule::kFixedPieces, 1}, planned_cost));
   }
-  ASSIGN_OR_RETURN(ScoredPlan written, plan(best, best_cost_line, true));
-  return written.counts;
+  return write(best, best_cost_line);
 }
 
 }  // namespace paged_attention

@@ -347,6 +347,67 @@ TEST(WorkPartitionTest, TiesGoToFewerCuts) {
   EXPECT_EQ(MaxWorkerTiles(plan, config), 512);
 }
 
+// Verify with 64 query tokens at 32/8 heads: four 64-row units per (request,
+// KV head), all reading the same K/V. They form co-read groups: worker g of
+// the first quarter and its three siblings g + V, g + 2V, g + 3V take the
+// same key ranges of the same (request, KV head), one unit tile each, so the
+// four read each K/V tile side by side (DRAM once, L2 three times) instead of
+// a whole unit apart.
+TEST(WorkPartitionTest, UnitsSharingKvAreDealtSideBySide) {
+  const PartitionConfig config = Config(8, 4, 128, 264);
+  const int32_t tile = KeysPerTile(config.head_dim);
+  for (const auto& [requests, k_len] : {std::pair{1, 32768}, std::pair{64, 4096}}) {
+    SCOPED_TRACE(testing::Message() << requests << " x " << k_len);
+    Batch batch;
+    for (int32_t i = 0; i < requests; ++i) batch.Add(64, k_len);
+    const Plan plan = MustPartition(batch, config);
+    ExpectValidPlan(batch, config, plan);
+    ASSERT_EQ(plan.counts.worker_span % 4, 0);
+    const int32_t siblings = plan.counts.worker_span / 4;
+    EXPECT_EQ(siblings, 66) << "every group worker used";
+    for (int32_t g = 0; g < siblings; ++g) {
+      const int32_t begin = plan.worker_begin[g], size = plan.worker_begin[g + 1] - begin;
+      ASSERT_GT(size, 0);
+      for (int32_t m = 1; m < 4; ++m) {
+        const int32_t w = m * siblings + g;
+        ASSERT_EQ(plan.worker_begin[w + 1] - plan.worker_begin[w], size) << "worker " << w;
+        for (int32_t i = 0; i < size; ++i) {
+          const WorkSegment& first = plan.segments[begin + i];
+          const WorkSegment& sibling = plan.segments[plan.worker_begin[w] + i];
+          EXPECT_EQ(sibling.request, first.request);
+          EXPECT_EQ(sibling.kv_head, first.kv_head);
+          EXPECT_EQ(sibling.unit_tile, first.unit_tile + m);
+          EXPECT_EQ(sibling.key_begin / tile, first.key_begin / tile);
+          // The causal diagonal moves 16 keys per unit tile: within a tile.
+          EXPECT_LE((sibling.key_end - 1) / tile - (first.key_end - 1) / tile, 2);
+        }
+      }
+    }
+    EXPECT_LE(Imbalance(plan, 264), 1.10);
+  }
+}
+
+// One q64 request among 63 decode requests: groups of four would leave three
+// workers of every decode group idle, so units stay alone, back to back.
+TEST(WorkPartitionTest, MixedBatchesKeepUnitsAlone) {
+  const PartitionConfig config = Config(8, 4, 128, 264);
+  Batch batch;
+  batch.Add(64, 4096);
+  for (int32_t i = 0; i < 63; ++i) batch.Add(1, 4096);
+  const Plan plan = MustPartition(batch, config);
+  ExpectValidPlan(batch, config, plan);
+  // Unit tile 1 of (request 0, KV head 0) follows the last piece of tile 0.
+  int32_t last_of_tile0 = -1;
+  for (int32_t s = 0; s < plan.counts.num_segments; ++s) {
+    const WorkSegment& segment = plan.segments[s];
+    if (segment.request == 0 && segment.kv_head == 0 && segment.unit_tile == 0) last_of_tile0 = s;
+  }
+  ASSERT_GE(last_of_tile0, 0);
+  ASSERT_LT(last_of_tile0 + 1, plan.counts.num_segments);
+  EXPECT_EQ(plan.segments[last_of_tile0 + 1].unit_tile, 1);
+  EXPECT_EQ(plan.segments[last_of_tile0 + 1].kv_head, 0);
+}
+
 TEST(WorkPartitionTest, ShortBatchUsesFewWorkersAndCutsNothing) {
   Batch batch;
   batch.Add(1, 64);  // one tile-pair per KV head: a latency-bound call

@@ -74,6 +74,15 @@ namespace attention_kernel {
 // query tiles do not fit beside its ring.
 constexpr bool HasDecodeKernel(int head_dim) { return head_dim == 64 || head_dim == 128; }
 constexpr int kDecodeMaxRows = 16;
+// The paired-tiles instantiations (head_dim 128, general and tree kernels):
+// units of four row blocks (more than 32 rows, the wgmma units) take two key
+// tiles per softmax step, which took 64-row verify and prefill 13-17% (NOTES.md,
+// `PAIR`). A kernel of its own because the same loop in the general kernel
+// slowed its 32-row units 1-15% by code generation alone. Plans whose largest
+// unit has more rows run it, so every unit of four row blocks does (the
+// rounding of a paired step differs from two single ones).
+constexpr bool HasPairedTilesKernel(int head_dim) { return head_dim == 128; }
+constexpr int kPairedTilesMinRows = 33;
 constexpr int DecodeStages(int head_dim) { return head_dim == 64 ? 5 : 4; }
 
 template <int kHeadDim, bool kDecode = false>
@@ -468,23 +477,32 @@ __device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, 
 // S = Q K^T for all 64 rows of the unit with one warpgroup wgmma per k-step
 // (the four consumer warps together; each gets its 16 rows in the mma.sync
 // accumulator layout). Asynchronous tensor-core work at twice mma.sync's rate:
-// what 64-row verify tiles need to stay memory-bound.
-template <typename T, int kHeadDim>
-__device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, uint32_t k_base,
-                                              float (&s)[KeysPerTile(kHeadDim) / 8][4]) {
+// what 64-row verify tiles need to stay memory-bound. kTiles key tiles (ring
+// stages, `k_base` each) land in consecutive column blocks of S, all issued
+// before the one wait.
+template <typename T, int kHeadDim, int kTiles>
+__device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, const uint32_t (&k_base)[kTiles],
+                                              float (&s)[kTiles * KeysPerTile(kHeadDim) / 8][4]) {
 #if PA_HAS_WGMMA
   constexpr int kKeys = KeysPerTile(kHeadDim);
-  // Two descriptors per tile; each k-step's is one of them plus its offset.
+  // Descriptors per tile; each k-step's is one of them plus its offset.
   const uint64_t q_descriptor = WgmmaDescriptor(q_base);
-  const uint64_t k_descriptor = WgmmaDescriptor(k_base);
+  uint64_t k_descriptors[kTiles];
+#pragma unroll
+  for (int tile = 0; tile < kTiles; ++tile) k_descriptors[tile] = WgmmaDescriptor(k_base[tile]);
   WgmmaFence();
 #pragma unroll
-  for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-    // k-step ks: 64-column block ks / 4, 32 bytes per k-step inside it.
-    const uint32_t q_offset = (ks / 4) * (kUnitRows * 128) + (ks % 4) * 32;
-    const uint32_t k_offset = (ks / 4) * (kKeys * 128) + (ks % 4) * 32;
-    Wgmma<T, kKeys>::Run(s, WgmmaDescriptorPlus(q_descriptor, q_offset),
-                         WgmmaDescriptorPlus(k_descriptor, k_offset), ks > 0 ? 1 : 0);
+  for (int tile = 0; tile < kTiles; ++tile) {
+    const uint64_t k_descriptor = k_descriptors[tile];
+    auto& s_tile = *reinterpret_cast<float(*)[kKeys / 8][4]>(&s[tile * (kKeys / 8)]);
+#pragma unroll
+    for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+      // k-step ks: 64-column block ks / 4, 32 bytes per k-step inside it.
+      const uint32_t q_offset = (ks / 4) * (kUnitRows * 128) + (ks % 4) * 32;
+      const uint32_t k_offset = (ks / 4) * (kKeys * 128) + (ks % 4) * 32;
+      Wgmma<T, kKeys>::Run(s_tile, WgmmaDescriptorPlus(q_descriptor, q_offset),
+                           WgmmaDescriptorPlus(k_descriptor, k_offset), ks > 0 ? 1 : 0);
+    }
   }
   WgmmaCommit();
   WgmmaWaitAll();
@@ -514,13 +532,19 @@ __device__ __forceinline__ void PackProbabilities(const float (&s)[kKeys / 8][4]
 }
 
 // S = Q K^T, mask, online softmax and O += P V for one warp's 16 rows
-// (row block `row_block` of the unit) and the key tile in `stage`.
-template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks>
+// (row block `row_block` of the unit) and kTiles consecutive key tiles from
+// key0 (ring stages at k_base / v_base). Two tiles at once (64-row units on
+// wgmma) run the softmax's reductions, the rescale test and both wgmma waits
+// once per 64 keys instead of once per 32.
+template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kTiles = 1>
 __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
                                            int row_block, int key0, bool use_wgmma, uint32_t q_base,
-                                           uint32_t k_base, uint32_t v_base,
+                                           const uint32_t (&k_base)[kTiles],
+                                           const uint32_t (&v_base)[kTiles],
                                            RowState<kHeadDim>& state) {
-  constexpr int kKeys = KeysPerTile(kHeadDim);
+  constexpr int kTileKeys = KeysPerTile(kHeadDim);
+  constexpr int kKeys = kTiles * kTileKeys;
+  static_assert(kKeys <= 64, "a row's visible keys are one 64-bit mask");
   const int lane = threadIdx.x % 32;
   const int ldm_row = lane % 8;
   const int ldm_hi8 = (lane / 8) % 2;
@@ -533,9 +557,9 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
     for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
   }
   if (PA_HAS_WGMMA && use_wgmma) {
-    QueryKeyWgmma<T, kHeadDim>(q_base, k_base, s);
-  } else {
-    QueryKeyMmaSync<T, kHeadDim, kQueryRows>(row_block, q_base, k_base, s);
+    QueryKeyWgmma<T, kHeadDim, kTiles>(q_base, k_base, s);
+  } else if constexpr (kTiles == 1) {
+    QueryKeyMmaSync<T, kHeadDim, kQueryRows>(row_block, q_base, k_base[0], s);
   }
 
   // Logits in log2 units, then the mask (only on tiles that need one). Each
@@ -651,9 +675,14 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
       WgmmaFence();  // o and a were written by this thread
 #pragma unroll
       for (int kb = 0; kb < kKeys / 16; ++kb) {
-        // Keys kb * 16 .. + 15: 16 rows of 128 bytes into each column block.
+        // Keys kb * 16 .. + 15: 16 rows of 128 bytes into each column block
+        // of their tile.
+        constexpr int kStepsPerTile = kTileKeys / 16;
         WgmmaRegisterA<T, kHeadDim>::Run(
-            state.o, a[kb], WgmmaDescriptorNMajor(v_base + kb * 16 * 128, kKeys * 128), 1);
+            state.o, a[kb],
+            WgmmaDescriptorNMajor(v_base[kb / kStepsPerTile] + (kb % kStepsPerTile) * 16 * 128,
+                                  kTileKeys * 128),
+            1);
       }
       WgmmaCommit();
       WgmmaWaitAll();
@@ -666,17 +695,19 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
     }
   }
 #endif
+  if constexpr (kTiles == 1) {
 #pragma unroll
-  for (int kb = 0; kb < kKeys / 16; ++kb) {
-    uint32_t a[4];
-    PackProbabilities<T, kKeys>(s, kb, a);
-    const int row = kb * 16 + ldm_row + ldm_hi8 * 8;
+    for (int kb = 0; kb < kKeys / 16; ++kb) {
+      uint32_t a[4];
+      PackProbabilities<T, kKeys>(s, kb, a);
+      const int row = kb * 16 + ldm_row + ldm_hi8 * 8;
 #pragma unroll
-    for (int db = 0; db < kHeadDim / 16; ++db) {
-      uint32_t b[4];
-      LdMatrixX4Trans(b, v_base + 2 * TileOffset<kHeadDim, kKeys>(row, db * 2 + ldm_hi16));
-      Mma16816<T>(state.o[2 * db], a, b[0], b[1]);
-      Mma16816<T>(state.o[2 * db + 1], a, b[2], b[3]);
+      for (int db = 0; db < kHeadDim / 16; ++db) {
+        uint32_t b[4];
+        LdMatrixX4Trans(b, v_base[0] + 2 * TileOffset<kHeadDim, kKeys>(row, db * 2 + ldm_hi16));
+        Mma16816<T>(state.o[2 * db], a, b[0], b[1]);
+        Mma16816<T>(state.o[2 * db + 1], a, b[2], b[3]);
+      }
     }
   }
 }
@@ -830,12 +861,14 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
   }
 }
 
-template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode>
+template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles>
 __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* q_smem, T* k_ring, T* v_ring,
                                                 float* scratch, float* merge_state, uint64_t* full,
                                                 uint64_t* empty, FusedMergeFlag* merge_flag) {
   using Traits = KernelTraits<kHeadDim, kDecode>;
+  static_assert(!kPairedTiles || (!kDecode && HasPairedTilesKernel(kHeadDim)),
+                "paired tiles: general and tree kernels at head_dim 128");
   constexpr int kQueryRows = Traits::kQueryRows;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int warp = threadIdx.x / 32;
@@ -905,7 +938,39 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const bool use_wgmma = !kDecode && PA_HAS_WGMMA && p.use_wgmma != 0 && row_blocks == 4;
     const bool has_rows = row_block * 16 < unit.rows;
     const bool computes = has_rows || use_wgmma;
-    for (int t = key_way; t < tiles.num_tiles; t += key_ways) {
+    int t = key_way;
+    if constexpr (kPairedTiles) {
+      if (use_wgmma) {
+        // Tiles two at a time (key_ways is 1: the warpgroup takes every tile):
+        // one softmax step per 64 keys. An odd last tile takes the loop below.
+        for (; t + 1 < tiles.num_tiles; t += 2) {
+          const uint32_t g = tile_counter + t;
+          const int stages[2] = {static_cast<int>(g % Traits::kStages),
+                                 static_cast<int>((g + 1) % Traits::kStages)};
+          MbarrierWait(&full[stages[0]], (g / Traits::kStages) & 1);
+          MbarrierWait(&full[stages[1]], ((g + 1) / Traits::kStages) & 1);
+          FenceProxyAsync();  // as below: cp.async tiles, read by wgmma
+          const uint32_t k_base[2] = {SmemAddress(k_ring + stages[0] * Traits::kTileElems),
+                                      SmemAddress(k_ring + stages[1] * Traits::kTileElems)};
+          const uint32_t v_base[2] = {SmemAddress(v_ring + stages[0] * Traits::kTileElems),
+                                      SmemAddress(v_ring + stages[1] * Traits::kTileElems)};
+          const int key0 = (tiles.first_tile + t) * kKeysPerTile;
+          if (kTreeMasks && key0 + 2 * kKeysPerTile > unit.tree_base) {
+            AttendTile<T, kHeadDim, kQueryRows, true, 2>(p, unit, row_block, key0, true, q_base,
+                                                         k_base, v_base, state);
+          } else {
+            AttendTile<T, kHeadDim, kQueryRows, false, 2>(p, unit, row_block, key0, true, q_base,
+                                                          k_base, v_base, state);
+          }
+          __syncwarp();
+          if (lane == 0) {
+            MbarrierArrive(&empty[stages[0]], key_ways);
+            MbarrierArrive(&empty[stages[1]], key_ways);
+          }
+        }
+      }
+    }
+    for (; t < tiles.num_tiles; t += key_ways) {
       const uint32_t g = tile_counter + t;
       const int stage = g % Traits::kStages;
       // Parity (g / kStages) & 1 names this round of the stage unambiguously
@@ -922,8 +987,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // The tile arrived through cp.async (generic proxy); wgmma reads it
         // through the async proxy.
         if (use_wgmma) FenceProxyAsync();
-        const uint32_t k_base = SmemAddress(k_ring + stage * Traits::kTileElems);
-        const uint32_t v_base = SmemAddress(v_ring + stage * Traits::kTileElems);
+        const uint32_t k_base[1] = {SmemAddress(k_ring + stage * Traits::kTileElems)};
+        const uint32_t v_base[1] = {SmemAddress(v_ring + stage * Traits::kTileElems)};
         const int key0 = (tiles.first_tile + t) * kKeysPerTile;
         // Only the last tiles of a tree request meet its mask words: the
         // others take the plain tile code, which the mask would slow down.
@@ -971,8 +1036,9 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
 // kTreeMasks: the instantiation for plans with tree masks
 // (AttentionMetadata::tree_mask); the other one never looks at them.
 // kDecode: the decode kernel (KernelTraits), for plans of units of at most
-// kDecodeMaxRows rows and no tree masks.
-template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode>
+// kDecodeMaxRows rows and no tree masks. kPairedTiles: two key tiles per
+// softmax step for units of four row blocks (HasPairedTilesKernel).
+template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles>
 __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
     PagedAttentionKernel(const __grid_constant__ PagedAttentionParams p) {
   using Traits = KernelTraits<kHeadDim, kDecode>;
@@ -1016,21 +1082,21 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
     ProduceSegments<T, kHeadDim, kDecode>(p, segment_begin, segment_end, k_ring, v_ring, full,
                                           empty);
   } else {
-    ConsumeSegments<T, kHeadDim, kTreeMasks, kDecode>(p, segment_begin, segment_end, q_smem, k_ring,
-                                                      v_ring, scratch, merge_state, full, empty,
-                                                      merge_flag);
+    ConsumeSegments<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles>(
+        p, segment_begin, segment_end, q_smem, k_ring, v_ring, scratch, merge_state, full, empty,
+        merge_flag);
   }
 }
 
 }  // namespace attention_kernel
 
-// The kernel of (kDType, kHeadDim, kTreeMasks, kDecode) and its dynamic shared
-// memory, allowed once per process (not a stream operation: also fine during
-// graph capture).
-template <DType kDType, int kHeadDim, bool kTreeMasks, bool kDecode>
+// The kernel of (kDType, kHeadDim, kTreeMasks, kDecode, kPairedTiles) and its
+// dynamic shared memory, allowed once per process (not a stream operation:
+// also fine during graph capture).
+template <DType kDType, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles = false>
 cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams), int* smem_bytes) {
   using T = typename attention_kernel::CudaType<kDType>::Type;
-  *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks, kDecode>;
+  *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles>;
   *smem_bytes = attention_kernel::KernelTraits<kHeadDim, kDecode>::kSmemBytes;
   static const cudaError_t configured =
       cudaFuncSetAttribute(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, *smem_bytes);
@@ -1038,14 +1104,29 @@ cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams), int* smem_by
 }
 
 // The instantiations a (dtype, head_dim) has.
-enum class KernelVariant { kGeneral, kTreeMasks, kDecode };
+enum class KernelVariant { kGeneral, kGeneralPaired, kTreeMasks, kTreeMasksPaired, kDecode };
+constexpr KernelVariant kKernelVariants[] = {
+    KernelVariant::kGeneral, KernelVariant::kGeneralPaired, KernelVariant::kTreeMasks,
+    KernelVariant::kTreeMasksPaired, KernelVariant::kDecode};
 
 template <DType kDType, int kHeadDim>
 cudaError_t ConfiguredVariant(KernelVariant variant, void (**kernel)(PagedAttentionParams),
                               int* smem_bytes) {
+  constexpr bool kPaired = attention_kernel::HasPairedTilesKernel(kHeadDim);
   switch (variant) {
+    case KernelVariant::kTreeMasksPaired:
+      if constexpr (kPaired) {
+        return ConfiguredKernel<kDType, kHeadDim, true, false, true>(kernel, smem_bytes);
+      } else {
+        return ConfiguredKernel<kDType, kHeadDim, true, false>(kernel, smem_bytes);
+      }
     case KernelVariant::kTreeMasks:
       return ConfiguredKernel<kDType, kHeadDim, true, false>(kernel, smem_bytes);
+    case KernelVariant::kGeneralPaired:
+      if constexpr (kPaired) {
+        return ConfiguredKernel<kDType, kHeadDim, false, false, true>(kernel, smem_bytes);
+      }
+      break;
     case KernelVariant::kDecode:
       if constexpr (attention_kernel::HasDecodeKernel(kHeadDim)) {
         return ConfiguredKernel<kDType, kHeadDim, false, true>(kernel, smem_bytes);
@@ -1059,17 +1140,24 @@ cudaError_t ConfiguredVariant(KernelVariant variant, void (**kernel)(PagedAttent
 
 // The instantiation for `params`: with tree masks exactly when it has them,
 // else the decode kernel when every unit fits it (max_unit_rows), else the
-// general one. A unit runs the same arithmetic in the decode and the general
-// kernel, so the choice does not change results (an eager launch and a
-// replay at a larger CUDA-graph capacity can choose differently).
+// general one; the paired-tiles form of the general and tree kernels when a
+// unit may have four row blocks. A unit of at most 32 rows runs the same
+// arithmetic in every kernel, and a larger one always runs a paired kernel
+// where the head_dim has one (a CUDA-graph capacity's max_unit_rows is at
+// least the live batch's), so the choice does not change results (an eager
+// launch and a replay at a larger capacity can choose differently).
 template <int kHeadDim>
 KernelVariant VariantFor(const PagedAttentionParams& params) {
-  if (params.tree_mask != nullptr) return KernelVariant::kTreeMasks;
+  const bool paired = attention_kernel::HasPairedTilesKernel(kHeadDim) &&
+                      params.max_unit_rows >= attention_kernel::kPairedTilesMinRows;
+  if (params.tree_mask != nullptr) {
+    return paired ? KernelVariant::kTreeMasksPaired : KernelVariant::kTreeMasks;
+  }
   if (attention_kernel::HasDecodeKernel(kHeadDim) &&
       params.max_unit_rows <= attention_kernel::kDecodeMaxRows) {
     return KernelVariant::kDecode;
   }
-  return KernelVariant::kGeneral;
+  return paired ? KernelVariant::kGeneralPaired : KernelVariant::kGeneral;
 }
 
 // The fewest CTAs per SM over the instantiations (the planner's geometry
@@ -1078,8 +1166,7 @@ template <DType kDType, int kHeadDim>
 cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm) {
   using Traits = attention_kernel::KernelTraits<kHeadDim>;
   int fewest = 1 << 30;
-  for (const KernelVariant variant :
-       {KernelVariant::kGeneral, KernelVariant::kTreeMasks, KernelVariant::kDecode}) {
+  for (const KernelVariant variant : kKernelVariants) {
     void (*kernel)(PagedAttentionParams) = nullptr;
     int smem_bytes = 0;
     if (const cudaError_t error =

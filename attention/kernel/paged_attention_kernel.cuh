@@ -568,20 +568,13 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   // loop with the choices inside, ptxas branched per element (ncu at
   // 929cbfd: 132 instructions per tile and 40% of the consumer warps' stall
   // samples on 64-row units, for 16 multiplies).
-  // Paired steps leave the scale to the softmax: the max of the raw logits
-  // times a positive scale is the max of the scaled ones, bit for bit, and
-  // each exponent is then one FFMA instead of a multiply and a subtraction
-  // (ConsumeSegments pairs tiles only when logit_scale > 0).
-  constexpr bool kScaleInExp = kTiles > 1;
-  const bool softcap = p.softcap_log2 != 0.0f;
-  const float logit_scale = kScaleInExp && !softcap ? p.scale_log2 : 1.0f;
-  if (softcap) {
+  if (p.softcap_log2 != 0.0f) {
 #pragma unroll
     for (int n = 0; n < kKeys / 8; ++n) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) s[n][e] = p.softcap_log2 * tanhf(s[n][e] * p.scale_over_softcap);
     }
-  } else if constexpr (!kScaleInExp) {
+  } else {
     const float scale_log2 = p.scale_log2;
 #pragma unroll
     for (int n = 0; n < kKeys / 8; ++n) {
@@ -637,39 +630,22 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   float rescale[2];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    float tile_max;
-    if constexpr (kScaleInExp) {
-      float raw_max = -INFINITY;
+    float tile_max = state.max[i];
 #pragma unroll
-      for (int n = 0; n < kKeys / 8; ++n) {
-        raw_max = fmaxf(raw_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-      }
-      raw_max = fmaxf(raw_max, __shfl_xor_sync(kFullMask, raw_max, 1));
-      raw_max = fmaxf(raw_max, __shfl_xor_sync(kFullMask, raw_max, 2));
-      tile_max = fmaxf(state.max[i], raw_max * logit_scale);
-    } else {
-      tile_max = state.max[i];
-#pragma unroll
-      for (int n = 0; n < kKeys / 8; ++n) {
-        tile_max = fmaxf(tile_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-      }
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 2));
+    for (int n = 0; n < kKeys / 8; ++n) {
+      tile_max = fmaxf(tile_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
     }
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 2));
     const float reference = tile_max == -INFINITY ? 0.0f : tile_max;
-    const float row_rescale = kScaleInExp ? Exp2FlushSubnormal(state.max[i] - reference)
-                                          : exp2f(state.max[i] - reference);
+    const float row_rescale = exp2f(state.max[i] - reference);
     rescale[i] = row_rescale;
     state.max[i] = tile_max;
     float sum = 0.0f;
 #pragma unroll
     for (int n = 0; n < kKeys / 8; ++n) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float& x = s[n][2 * i + e];
-        x = kScaleInExp ? Exp2FlushSubnormal(fmaf(x, logit_scale, -reference))
-                        : exp2f(x - reference);
-      }
+      s[n][2 * i] = exp2f(s[n][2 * i] - reference);
+      s[n][2 * i + 1] = exp2f(s[n][2 * i + 1] - reference);
       sum += s[n][2 * i] + s[n][2 * i + 1];
     }
     state.sum[i] = state.sum[i] * row_rescale + sum;
@@ -964,9 +940,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const bool computes = has_rows || use_wgmma;
     int t = key_way;
     if constexpr (kPairedTiles) {
-      // (Only with a positive logit scale: AttendTile's paired softmax scales
-      // the row max instead of every logit.)
-      if (use_wgmma && (p.softcap_log2 != 0.0f || p.scale_log2 > 0.0f)) {
+      if (use_wgmma) {
         // Tiles two at a time (key_ways is 1: the warpgroup takes every tile):
         // one softmax step per 64 keys. An odd last tile takes the loop below.
         for (; t + 1 < tiles.num_tiles; t += 2) {

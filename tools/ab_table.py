@@ -1,0 +1,38 @@
+"""Table of an A/B call (tools/gpu_session.sh ab): per case, the least of the
+rounds' medians of the first variant (us) and each other variant's over it.
+
+  python3 tools/ab_table.py DIR base NAME...   # reads DIR/ab_<name>_<round>.json
+"""
+import collections
+import glob
+import json
+import re
+import sys
+
+
+def main(out, names):
+    times = collections.defaultdict(lambda: collections.defaultdict(list))
+    unit_us = {"ns": 1e-3, "us": 1.0, "ms": 1e3}
+    for name in names:
+        for path in glob.glob(f"{out}/ab_{name}_*.json"):
+            for b in json.load(open(path))["benchmarks"]:
+                # Repeated cases count by their median, single runs as they are.
+                if b.get("aggregate_name") == "median" or (
+                        "repeats" not in b["name"] and b.get("run_type") == "iteration"):
+                    key = re.sub(r"^BM_PagedAttention|/iterations:1.*$", "", b["run_name"])
+                    times[key][name].append(b["real_time"] * unit_us[b["time_unit"]])
+    print(f"# min of rounds' medians (us) of {names[0]}, each variant's time over it")
+    print(f"{'case':80s} {names[0]:>9s} " + " ".join(f"{n:>9s}" for n in names[1:]))
+    for key in sorted(times):
+        t = times[key]
+        if names[0] not in t:
+            continue
+        base = min(t[names[0]])
+        ratios = " ".join(f"{min(t[n]) / base:9.3f}" if n in t else "      n/a" for n in names[1:])
+        print(f"{key:80s} {base:9.1f} {ratios}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2:])

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The steps of a device-tool call on the GPU machine, so a session's call is
+# one line instead of a script of its own. Run from the repository root with
+# the bundle (tools/gpu_bundle.sh) unpacked in gpu_bundle/ and, for `ab`,
+# benchmark builds in ab/bench_<name> (git-ignored). To carry both in one
+# archive under the device tool's size limit:
+#   tar -cf - gpu_bundle ab | xz -9 -T2 > carry.tar.xz    # here
+#   tar -xJf carry.tar.xz && bash tools/gpu_session.sh $OUT tests peers   # there
+#
+#   bash tools/gpu_session.sh OUT STEP...
+# Steps (in the order given; results under OUT, a summary on stdout):
+#   tests                      every GPU test (run_tests.sh): OUT/gpu_tests.log
+#   ab ROUNDS FILTER NAME...   A/B of ab/bench_NAME, one process each per round,
+#                              order rotated: OUT/ab_NAME_ROUND.json, OUT/ab_table.txt
+#   peers                      tools/peer_benchmark.py: OUT/peers.json, OUT/peers_table.txt
+#   checks                     memcheck of the kernel test, racecheck of its sweep,
+#                              tree and verify cases, graph-replay memcheck and the
+#                              plan_batch dumps through check_dump.py: OUT/gpu_checks.txt
+# `ab` takes its arguments up to the next step name.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "$1"); shift
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$PWD/gpu_bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+bin=gpu_bundle/bin
+cat gpu_bundle/REVISION
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+
+is_step() { [[ $1 == tests || $1 == ab || $1 == peers || $1 == checks ]]; }
+
+run_tests() {
+  timeout 280 bash gpu_bundle/run_tests.sh > "$out/gpu_tests.log" 2>&1
+  echo "tests rc=$?"
+  grep -hE "^\[  (PASSED|FAILED) |replays matched|Failure|SEED|passed, " "$out/gpu_tests.log" |
+    sort | uniq -c | head -20
+  grep -hE "ERRSTAT" "$out/gpu_tests.log" | awk '{print $NF}' | sort -n | tail -1 |
+    sed 's/^/worst error ratio /'
+}
+
+run_ab() {  # rounds filter names...
+  local rounds=$1 filter=$2; shift 2
+  local names=("$@") order=("$@")
+  for ((r = 1; r <= rounds; ++r)); do
+    for name in "${order[@]}"; do
+      ab/bench_$name --benchmark_filter="$filter" --benchmark_out="$out/ab_${name}_$r.json" \
+        --benchmark_out_format=json > /dev/null 2> "$out/ab_${name}_$r.err" ||
+        echo "bench $name failed (round $r)"
+    done
+    order=("${order[@]:1}" "${order[0]}")  # rotate
+  done
+  python3 tools/ab_table.py "$out" "${names[@]}" > "$out/ab_table.txt"
+  cut -c1-150 "$out/ab_table.txt"
+}
+
+run_peers() {
+  PYTHONUNBUFFERED=1 timeout 250 python3 tools/peer_benchmark.py \
+    --ours $bin/attention_kernel_paged_attention_benchmark --out "$out/peers.json" \
+    --flex-filter 'Verify/' > "$out/peers_table.txt" 2>&1
+  echo "peers rc=$?"
+  grep -E 'MISS|bars:|skewed' "$out/peers_table.txt" | cut -c1-170
+}
+
+run_checks() {
+  {
+    echo "== memcheck paged_attention_test"
+    timeout 120 compute-sanitizer --tool memcheck --error-exitcode 1 \
+      $bin/attention_kernel_paged_attention_test --gtest_brief=1 2>&1 | tail -3
+    echo "== racecheck (Sweep, Tree, Verify cases)"
+    timeout 120 compute-sanitizer --tool racecheck $bin/attention_kernel_paged_attention_test \
+      --gtest_filter='*Sweep*:*Tree*:*Verify*' --gtest_brief=1 > "$out/racecheck.log" 2>&1
+    grep -E 'PASSED|FAILED|RACECHECK SUMMARY' "$out/racecheck.log"
+    grep -oE 'Race reported between [A-Za-z]+ access at [^ ]+' "$out/racecheck.log" |
+      sed 's/(.*//' | sort | uniq -c
+    echo "== memcheck graph_replay_stress_test"
+    STRESS_ITERATIONS=200 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 1 \
+      $bin/attention_kernel_graph_replay_stress_test --gtest_brief=1 2>&1 | tail -4
+    echo "== check_dump"
+    local dumps
+    dumps=$(mktemp -d)
+    $bin/tools_plan_batch --batch=tools/testdata/skewed_draft_extend_v2.json --run \
+      --dump_dir="$dumps/eager" > /dev/null 2>&1 &&
+      $bin/tools_plan_batch --batch=tools/testdata/graph_sequence.json --graph_max_batch=4 --run \
+        --dump_dir="$dumps/graph" > /dev/null 2>&1 &&
+      python3 tools/check_dump.py "$dumps/eager" &&
+      for d in "$dumps"/graph/batch_*; do python3 tools/check_dump.py "$d"; done
+  } > "$out/gpu_checks.txt" 2>&1
+  cat "$out/gpu_checks.txt"
+}
+
+while (($#)); do
+  step=$1; shift
+  start=$SECONDS
+  echo "=== $step"
+  case $step in
+    tests) run_tests ;;
+    peers) run_peers ;;
+    checks) run_checks ;;
+    ab)
+      args=()
+      while (($#)) && ! is_step "$1"; do args+=("$1"); shift; done
+      if ((${#args[@]} < 3)); then echo "ab needs ROUNDS FILTER NAME..." >&2; exit 2; fi
+      run_ab "${args[@]}"
+      ;;
+    *) echo "unknown step: $step (tests, ab, peers, checks)" >&2; exit 2 ;;
+  esac
+  echo "=== $step: $((SECONDS - start)) s"
+done

@@ -403,36 +403,38 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   }
 
   // Units alone: their cost, and the most unit tiles one (request, KV head) has.
-  int64_t unit_cost = 0, most_unit_tiles = 0;
+  int64_t total_cost = 0, longest_group_tiles = 0, most_unit_tiles = 0;
   int32_t num_units = 0;
   for (size_t i = 0; i < cache_seqlens.size(); ++i) {
     const int64_t rows = (int64_t{cu_seqlens_q[i + 1]} - cu_seqlens_q[i]) * config.group;
     most_unit_tiles = std::max(most_unit_tiles, CeilDiv(rows, int64_t{kUnitRows}));
   }
   ForEachGroup(cu_seqlens_q, cache_seqlens, config, 1, [&](const UnitGroup& group) {
-    unit_cost += group.keys.num_tiles + kSegmentOverheadTiles;
+    total_cost += group.keys.num_tiles + kSegmentOverheadTiles;
+    longest_group_tiles = std::max<int64_t>(longest_group_tiles, group.keys.num_tiles);
     ++num_units;
   });
   // Co-read groups (kMaxCoReadWidth) when units share K/V and few members
   // would idle: a group's workers are busy for its whole range, members or not.
+  // From here on the cost line is the groups' (one unit each when width is 1),
+  // dealt to workers / width group workers; group worker g's member m runs on
+  // worker m * workers + g.
   int32_t width = 1;
   if (config.pinned_splits == 0 && most_unit_tiles > 1) {
     const int32_t candidate = static_cast<int32_t>(
         std::min<int64_t>({kMaxCoReadWidth, most_unit_tiles, config.num_workers}));
-    int64_t occupied = 0;
+    int64_t group_cost = 0, longest_candidate_tiles = 0;
     ForEachGroup(cu_seqlens_q, cache_seqlens, config, candidate, [&](const UnitGroup& group) {
-      occupied += int64_t{candidate} * (group.keys.num_tiles + kSegmentOverheadTiles);
+      group_cost += group.keys.num_tiles + kSegmentOverheadTiles;
+      longest_candidate_tiles = std::max<int64_t>(longest_candidate_tiles, group.keys.num_tiles);
     });
-    if ((occupied - unit_cost) * 8 <= occupied * kMaxIdleEighths) width = candidate;
+    const int64_t occupied = int64_t{candidate} * group_cost;
+    if ((occupied - total_cost) * 8 <= occupied * kMaxIdleEighths) {
+      width = candidate;
+      total_cost = group_cost;
+      longest_group_tiles = longest_candidate_tiles;
+    }
   }
-  // From here on the cost line is the groups' (one unit each when width is 1),
-  // dealt to workers / width group workers; group worker g's member m runs on
-  // worker m * workers + g.
-  int64_t total_cost = 0, longest_group_tiles = 0;
-  ForEachGroup(cu_seqlens_q, cache_seqlens, config, width, [&](const UnitGroup& group) {
-    total_cost += group.keys.num_tiles + kSegmentOverheadTiles;
-    longest_group_tiles = std::max<int64_t>(longest_group_tiles, group.keys.num_tiles);
-  });
   const int32_t max_workers = config.num_workers / width;
   int32_t workers = max_workers;
   if (config.pinned_splits == 0) {

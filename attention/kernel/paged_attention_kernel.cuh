@@ -938,64 +938,76 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const bool use_wgmma = !kDecode && PA_HAS_WGMMA && p.use_wgmma != 0 && row_blocks == 4;
     const bool has_rows = row_block * 16 < unit.rows;
     const bool computes = has_rows || use_wgmma;
-    // Waits for the kTiles ring stages of tiles t .. t + kTiles - 1 of the
-    // segment, attends them and releases them.
-    auto attend_tiles = [&](auto tiles_per_step, int t) {
-      constexpr int kTiles = decltype(tiles_per_step)::value;
-      int stages[kTiles];
-#pragma unroll
-      for (int i = 0; i < kTiles; ++i) {
-        const uint32_t g = tile_counter + t + i;
-        stages[i] = g % Traits::kStages;
-        // Parity (g / kStages) & 1 names this round of the stage
-        // unambiguously only if the stage's previous round has completed:
-        // tiles land out of order (TMA tiles complete independently of each
-        // other), so that must not depend on other tiles having landed. It
-        // holds because kStages is a multiple of key_ways: within a segment
-        // every round of this stage is consumed by this warp's key way, so
-        // this warp waited for the previous round itself, or it was consumed
-        // before the segment's first ConsumerBarrier. (The stage cannot be a
-        // round ahead either: its next round waits for this warp's release.)
-        MbarrierWait(&full[stages[i]], (g / Traits::kStages) & 1);
+    int t = key_way;
+    if constexpr (kPairedTiles) {
+      if (use_wgmma) {
+        // Tiles two at a time (key_ways is 1: the warpgroup takes every tile):
+        // one softmax step per 64 keys. An odd last tile takes the loop below.
+        // (This loop repeats the one below on purpose, without its `computes`
+        // and `use_wgmma` tests: sharing one body between them made the
+        // paired units 17-21% slower on the H200, NOTES.md `PAIR`.)
+        for (; t + 1 < tiles.num_tiles; t += 2) {
+          const uint32_t g = tile_counter + t;
+          const int stages[2] = {static_cast<int>(g % Traits::kStages),
+                                 static_cast<int>((g + 1) % Traits::kStages)};
+          MbarrierWait(&full[stages[0]], (g / Traits::kStages) & 1);
+          MbarrierWait(&full[stages[1]], ((g + 1) / Traits::kStages) & 1);
+          FenceProxyAsync();  // as below: cp.async tiles, read by wgmma
+          const uint32_t k_base[2] = {SmemAddress(k_ring + stages[0] * Traits::kTileElems),
+                                      SmemAddress(k_ring + stages[1] * Traits::kTileElems)};
+          const uint32_t v_base[2] = {SmemAddress(v_ring + stages[0] * Traits::kTileElems),
+                                      SmemAddress(v_ring + stages[1] * Traits::kTileElems)};
+          const int key0 = (tiles.first_tile + t) * kKeysPerTile;
+          if (kTreeMasks && key0 + 2 * kKeysPerTile > unit.tree_base) {
+            AttendTile<T, kHeadDim, kQueryRows, true, 2>(p, unit, row_block, key0, true, q_base,
+                                                         k_base, v_base, state);
+          } else {
+            AttendTile<T, kHeadDim, kQueryRows, false, 2>(p, unit, row_block, key0, true, q_base,
+                                                          k_base, v_base, state);
+          }
+          __syncwarp();
+          if (lane == 0) {
+            MbarrierArrive(&empty[stages[0]], key_ways);
+            MbarrierArrive(&empty[stages[1]], key_ways);
+          }
+        }
       }
+    }
+    for (; t < tiles.num_tiles; t += key_ways) {
+      const uint32_t g = tile_counter + t;
+      const int stage = g % Traits::kStages;
+      // Parity (g / kStages) & 1 names this round of the stage unambiguously
+      // only if the stage's previous round has completed: tiles land out of
+      // order (TMA tiles complete independently of each other), so that must
+      // not depend on other tiles having landed. It holds because kStages is a
+      // multiple of key_ways: within a segment every round of this stage is
+      // consumed by this warp's key way, so this warp waited for the previous
+      // round itself, or it was consumed before the segment's first
+      // ConsumerBarrier. (The stage cannot be a round ahead either: its next
+      // round waits for this warp's release.)
+      MbarrierWait(&full[stage], (g / Traits::kStages) & 1);
       if (computes) {
         // The tile arrived through cp.async (generic proxy); wgmma reads it
         // through the async proxy.
         if (use_wgmma) FenceProxyAsync();
-        uint32_t k_base[kTiles], v_base[kTiles];
-#pragma unroll
-        for (int i = 0; i < kTiles; ++i) {
-          k_base[i] = SmemAddress(k_ring + stages[i] * Traits::kTileElems);
-          v_base[i] = SmemAddress(v_ring + stages[i] * Traits::kTileElems);
-        }
+        const uint32_t k_base[1] = {SmemAddress(k_ring + stage * Traits::kTileElems)};
+        const uint32_t v_base[1] = {SmemAddress(v_ring + stage * Traits::kTileElems)};
         const int key0 = (tiles.first_tile + t) * kKeysPerTile;
         // Only the last tiles of a tree request meet its mask words: the
         // others take the plain tile code, which the mask would slow down.
-        if (kTreeMasks && key0 + kTiles * kKeysPerTile > unit.tree_base) {
-          AttendTile<T, kHeadDim, kQueryRows, true, kTiles>(p, unit, row_block, key0, use_wgmma,
-                                                            q_base, k_base, v_base, state);
+        if (kTreeMasks && key0 + kKeysPerTile > unit.tree_base) {
+          AttendTile<T, kHeadDim, kQueryRows, true>(p, unit, row_block, key0, use_wgmma, q_base,
+                                                    k_base, v_base, state);
         } else {
-          AttendTile<T, kHeadDim, kQueryRows, false, kTiles>(p, unit, row_block, key0, use_wgmma,
-                                                             q_base, k_base, v_base, state);
+          AttendTile<T, kHeadDim, kQueryRows, false>(p, unit, row_block, key0, use_wgmma, q_base,
+                                                     k_base, v_base, state);
         }
       }
       __syncwarp();
       // The stage's "empty" barrier counts four arrivals per round: each of
       // the row_blocks warps that read it arrives for its key-way siblings too.
-      if (lane == 0) {
-#pragma unroll
-        for (int i = 0; i < kTiles; ++i) MbarrierArrive(&empty[stages[i]], key_ways);
-      }
-    };
-    int t = key_way;
-    if constexpr (kPairedTiles) {
-      // Tiles two at a time (key_ways is 1: the warpgroup takes every tile):
-      // one softmax step per 64 keys. An odd last tile takes the loop below.
-      if (use_wgmma) {
-        for (; t + 1 < tiles.num_tiles; t += 2) attend_tiles(std::integral_constant<int, 2>{}, t);
-      }
+      if (lane == 0) MbarrierArrive(&empty[stage], key_ways);
     }
-    for (; t < tiles.num_tiles; t += key_ways) attend_tiles(std::integral_constant<int, 1>{}, t);
     tile_counter += tiles.num_tiles;
 
     // Fold the key ways into way 0, halving each round, through the query

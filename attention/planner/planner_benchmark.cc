@@ -4,15 +4,19 @@
 // replay. Neither builds a page table on the host, so both stay flat in
 // context length. BM_PlanOnHost is the host-array plan the CPU executor and
 // the tools use (host gather: O(batch x pages)). The two Upload benchmarks
-// need a GPU; without one they report an error.
+// need a GPU; without one they report an error. BM_PartitionWork times the
+// work partition alone (host only) on decode, verify and prefill batches,
+// including the co-read groups of q64 verify.
 #include <chrono>
 #include <map>
 #include <memory>
 #include <tuple>
+#include <vector>
 
 #include "attention/base/device_info.h"
 #include "attention/planner/device_metadata.h"
 #include "attention/planner/metadata_planner.h"
+#include "attention/planner/work_partition.h"
 #include "benchmark/benchmark.h"
 #include "testing/batch_scenario.h"
 #include "testing/gpu_attention.h"
@@ -119,6 +123,58 @@ void PlannerArgs(benchmark::internal::Benchmark* b) {
     }
   }
 }
+
+// The partition alone for `batch` requests of `q_len` new tokens and `context`
+// keys each, at 32/8 heads, head_dim 128 and 264 workers (an H200 at two CTAs
+// per SM): the part of planning whose cost depends on the plan's shape. Units
+// of more than 64 rows per KV head (q_len x 4 > 64) are dealt in co-read
+// groups, which scores up to four candidate plans and writes one in up to four
+// passes.
+void BM_PartitionWork(benchmark::State& state) {
+  const int32_t batch = state.range(0), q_len = state.range(1), context = state.range(2);
+  PartitionConfig config;
+  config.num_kv_heads = 8;
+  config.group = 4;
+  config.head_dim = 128;
+  config.num_workers = 264;
+  std::vector<int32_t> cu_seqlens_q(batch + 1), cache_seqlens(batch, context);
+  for (int32_t i = 0; i <= batch; ++i) cu_seqlens_q[i] = i * q_len;
+  const int64_t units = MaxUnits(config, batch, q_len);
+  std::vector<int32_t> worker_begin(config.num_workers + 1);
+  std::vector<WorkSegment> segments(MaxSegments(config, units));
+  std::vector<MergeTask> merge_tasks(MaxMergeTasks(config, units));
+  const PartitionBuffers buffers{absl::MakeSpan(worker_begin), absl::MakeSpan(segments),
+                                 absl::MakeSpan(merge_tasks)};
+  PartitionCounts counts;
+  for (auto _ : state) {
+    absl::StatusOr<PartitionCounts> partition =
+        PartitionWork(cu_seqlens_q, cache_seqlens, config, buffers);
+    if (!partition.ok()) {
+      state.SkipWithError(std::string(partition.status().message()).c_str());
+      return;
+    }
+    counts = *partition;
+    benchmark::DoNotOptimize(counts);
+  }
+  state.counters["units"] = counts.num_units;
+  state.counters["segments"] = counts.num_segments;
+  state.counters["merge_tasks"] = counts.num_merge_tasks;
+}
+
+// {batch, q_len, context}: decode (one request; many short; the CUDA-graph
+// batch 256), verify q8, q64 verify (co-read groups) and prefill.
+BENCHMARK(BM_PartitionWork)
+    ->ArgNames({"batch", "q_len", "context"})
+    ->Args({1, 1, 32768})
+    ->Args({128, 1, 1024})
+    ->Args({256, 1, 4096})
+    ->Args({16, 8, 8192})
+    ->Args({1, 64, 32768})
+    ->Args({16, 64, 8192})
+    ->Args({64, 64, 4096})
+    ->Args({4, 512, 4096})
+    ->Args({1, 2048, 2048})
+    ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(BM_PlanEager)->Apply(PlannerArgs)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PlanReplay)->Apply(PlannerArgs)->UseManualTime()->Unit(benchmark::kMicrosecond);

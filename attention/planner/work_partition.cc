@@ -37,28 +37,43 @@ struct UnitKeys {
   int32_t num_tiles = 0;  // 0: no visible key; the unit writes zeros
 };
 
+// log2 of the key tile (16, 32 or 64 keys). Every walk of the batch maps each
+// unit's key range to tiles; as 64-bit divisions that was ~40% of
+// PartitionWork's host time (perf over planner_benchmark's BM_PartitionWork).
+int TileShift(int32_t head_dim) { return head_dim == 64 ? 6 : head_dim == 128 ? 5 : 4; }
+static_assert(KeysPerTile(64) == 1 << 6 && KeysPerTile(128) == 1 << 5 && KeysPerTile(256) == 1 << 4,
+              "TileShift matches KeysPerTile");
+
+// Keys [lo, hi) (lo < hi) and the key tiles that cover them.
+UnitKeys KeyRange(int64_t lo, int64_t hi, int tile_shift) {
+  UnitKeys keys;
+  keys.key_begin = static_cast<int32_t>(lo);
+  keys.key_end = static_cast<int32_t>(hi);
+  keys.first_tile = static_cast<int32_t>(lo >> tile_shift);
+  keys.num_tiles =
+      static_cast<int32_t>(((hi + (int64_t{1} << tile_shift) - 1) >> tile_shift) - keys.first_tile);
+  return keys;
+}
+
 UnitKeys VisibleKeys(const PartitionConfig& config, int64_t q_len, int64_t k_len, int64_t rows,
                      int64_t unit_tile) {
   int64_t lo = 0, hi = k_len;
   if (config.mask == MaskMode::kCausal) {
-    const int64_t row_lo = unit_tile * kUnitRows;
+    // rows < 2^31 (CheckLengths), so the divisions by the group are 32-bit.
+    const int32_t row_lo = static_cast<int32_t>(unit_tile * kUnitRows);
     const int64_t row_hi = std::min<int64_t>(rows, row_lo + kUnitRows);
-    const int64_t first_token = row_lo / config.group;
-    const int64_t last_token = (row_hi - 1) / config.group;
+    // A request's last unit ends at its last query token: no division.
+    const int64_t last_token =
+        row_hi == rows ? q_len - 1 : static_cast<int32_t>(row_hi - 1) / config.group;
     const int64_t diagonal_offset = k_len - q_len;  // query j's last key: j + offset
     hi = std::min<int64_t>(k_len, last_token + diagonal_offset + 1);
     if (config.window_left >= 0) {
+      const int64_t first_token = row_lo / config.group;
       lo = std::max<int64_t>(0, first_token + diagonal_offset - config.window_left);
     }
   }
-  UnitKeys keys;
-  if (hi <= lo) return keys;
-  const int64_t tile = KeysPerTile(config.head_dim);
-  keys.key_begin = static_cast<int32_t>(lo);
-  keys.key_end = static_cast<int32_t>(hi);
-  keys.first_tile = static_cast<int32_t>(lo / tile);
-  keys.num_tiles = static_cast<int32_t>(CeilDiv(hi, tile) - lo / tile);
-  return keys;
+  if (hi <= lo) return UnitKeys{};
+  return KeyRange(lo, hi, TileShift(config.head_dim));
 }
 
 // Units of one (request, KV head) read the same K/V. Up to this many of them
@@ -85,15 +100,10 @@ struct UnitGroup {
   UnitKeys keys;  // the union of the members' ranges
 };
 
-UnitKeys UnionOf(const UnitKeys& a, const UnitKeys& b, int64_t tile) {
+UnitKeys UnionOf(const UnitKeys& a, const UnitKeys& b, int tile_shift) {
   if (a.num_tiles == 0) return b;
   if (b.num_tiles == 0) return a;
-  UnitKeys keys;
-  keys.key_begin = std::min(a.key_begin, b.key_begin);
-  keys.key_end = std::max(a.key_end, b.key_end);
-  keys.first_tile = static_cast<int32_t>(keys.key_begin / tile);
-  keys.num_tiles = static_cast<int32_t>(CeilDiv(int64_t{keys.key_end}, tile) - keys.first_tile);
-  return keys;
+  return KeyRange(std::min(a.key_begin, b.key_begin), std::max(a.key_end, b.key_end), tile_shift);
 }
 
 // Calls fn(group) for every co-read group of `width` (1: every unit alone), in
@@ -102,22 +112,31 @@ UnitKeys UnionOf(const UnitKeys& a, const UnitKeys& b, int64_t tile) {
 template <typename Fn>
 void ForEachGroup(absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_t> cache_seqlens,
                   const PartitionConfig& config, int32_t width, Fn&& fn) {
-  const int64_t tile = KeysPerTile(config.head_dim);
+  const int tile_shift = TileShift(config.head_dim);
   for (size_t request = 0; request < cache_seqlens.size(); ++request) {
     const int64_t q_len = int64_t{cu_seqlens_q[request + 1]} - cu_seqlens_q[request];
     const int64_t k_len = cache_seqlens[request];
     const int64_t rows = q_len * config.group;
     const int64_t unit_tiles = CeilDiv(rows, int64_t{kUnitRows});
+    UnitGroup group;
+    group.request = static_cast<int32_t>(request);
+    auto set_members = [&](int64_t first) {
+      group.first_unit_tile = static_cast<int32_t>(first);
+      group.members = static_cast<int32_t>(std::min<int64_t>(width, unit_tiles - first));
+      group.keys = UnitKeys{};
+      for (int32_t m = 0; m < group.members; ++m) {
+        group.keys =
+            UnionOf(group.keys, VisibleKeys(config, q_len, k_len, rows, first + m), tile_shift);
+      }
+    };
+    // Every KV head sees the same keys, so a request with one group per head
+    // (decode, and verify up to width x 64 rows) computes it once.
+    const bool one_group = unit_tiles <= width;
+    if (one_group && unit_tiles > 0) set_members(0);
     for (int32_t kv_head = 0; kv_head < config.num_kv_heads; ++kv_head) {
+      group.kv_head = kv_head;
       for (int64_t first = 0; first < unit_tiles; first += width) {
-        UnitGroup group;
-        group.request = static_cast<int32_t>(request);
-        group.kv_head = kv_head;
-        group.first_unit_tile = static_cast<int32_t>(first);
-        group.members = static_cast<int32_t>(std::min<int64_t>(width, unit_tiles - first));
-        for (int32_t m = 0; m < group.members; ++m) {
-          group.keys = UnionOf(group.keys, VisibleKeys(config, q_len, k_len, rows, first + m), tile);
-        }
+        if (!one_group) set_members(first);
         if constexpr (std::is_same_v<decltype(fn(group)), bool>) {
           if (!fn(group)) return;
         } else {
@@ -190,7 +209,7 @@ class PlanWriter {
                        " is too small (full at request ", request, ")"));
     }
     WorkSegment& segment = buffers_.segments[counts_.num_segments++];
-    const int64_t tile = KeysPerTile(config_.head_dim);
+    const int tile_shift = TileShift(config_.head_dim);
     segment.request = request;
     segment.kv_head = kv_head;
     segment.unit_tile = unit_tile;
@@ -198,9 +217,9 @@ class PlanWriter {
     segment.key_end = 0;
     if (keys.num_tiles > 0) {
       segment.key_begin = static_cast<int32_t>(
-          std::max<int64_t>(keys.key_begin, (keys.first_tile + tile_lo) * tile));
-      segment.key_end =
-          static_cast<int32_t>(std::min<int64_t>(keys.key_end, (keys.first_tile + tile_hi) * tile));
+          std::max<int64_t>(keys.key_begin, (keys.first_tile + tile_lo) << tile_shift));
+      segment.key_end = static_cast<int32_t>(
+          std::min<int64_t>(keys.key_end, (keys.first_tile + tile_hi) << tile_shift));
     }
     segment.partial = partial;
     segment.q_begin = q_begin;
@@ -476,11 +495,14 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   auto plan = [&](PlanWriter& writer, const CutRule& rule, int64_t cost_line, int32_t member,
                   int32_t worker_base,
                   int64_t stop_above = std::numeric_limits<int64_t>::max()) -> absl::Status {
-    auto target_end = [&](int32_t w) { return ShareEnd(cost_line, workers, w); };
     int32_t worker = 0;
     int64_t assigned = 0;
+    int64_t share_end = ShareEnd(cost_line, workers, 0);  // the current worker's
     writer.BeginWorker(worker_base);
-    auto next_worker = [&] { writer.BeginWorker(worker_base + ++worker); };
+    auto next_worker = [&] {
+      writer.BeginWorker(worker_base + ++worker);
+      share_end = ShareEnd(cost_line, workers, worker);
+    };
     absl::Status status = absl::OkStatus();
 
     ForEachGroup(cu_seqlens_q, cache_seqlens, config, width, [&](const UnitGroup& group) -> bool {
@@ -489,10 +511,9 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       // members), its keys and where they start among the group's tiles.
       const bool writes_unit = member < group.members;
       const int32_t unit_tile = group.first_unit_tile + std::max(member, 0);
-      const UnitKeys keys =
-          member < 0 || !writes_unit
-              ? group.keys
-              : MemberKeys(cu_seqlens_q, cache_seqlens, config, group, member);
+      const UnitKeys keys = member < 0 || !writes_unit
+                                ? group.keys
+                                : MemberKeys(cu_seqlens_q, cache_seqlens, config, group, member);
       const int64_t offset = keys.num_tiles > 0 ? keys.first_tile - group.keys.first_tile : 0;
       const int32_t first_partial = writer.counts().num_partials;
       bool emitted = false, split = false;
@@ -500,7 +521,8 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       auto emit = [&](int64_t lo, int64_t hi) {
         if (!writes_unit || !status.ok()) return;
         if (keys.num_tiles == 0) {  // no visible key: one segment that writes zeros
-          if (!emitted) status = writer.AddSegment(group.request, group.kv_head, unit_tile, keys, 0, 0, -1);
+          if (!emitted)
+            status = writer.AddSegment(group.request, group.kv_head, unit_tile, keys, 0, 0, -1);
           emitted = true;
           return;
         }
@@ -514,13 +536,15 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       };
       if (const int64_t pieces = pieces_of(rule, tiles); pieces > 0) {
         // Near-equal pieces, each to the worker whose share holds the
-        // piece's middle.
+        // piece's middle; the first tiles % pieces are one tile longer (one
+        // 32-bit division per group: tiles < 2^31).
+        const int32_t shorter = static_cast<int32_t>(tiles) / static_cast<int32_t>(pieces);
+        const int32_t longer = static_cast<int32_t>(tiles) - shorter * static_cast<int32_t>(pieces);
         int64_t begin = 0;
         for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
-          const int64_t length = tiles / pieces + (piece < tiles % pieces ? 1 : 0);
+          const int64_t length = shorter + (piece < longer ? 1 : 0);
           const int64_t cost = length + kSegmentOverheadTiles;
-          while (worker < workers - 1 && MiddlePastShare(assigned, cost, target_end(worker)))
-            next_worker();
+          while (worker < workers - 1 && MiddlePastShare(assigned, cost, share_end)) next_worker();
           emit(begin, begin + length);
           assigned += cost;
           begin += length;
@@ -529,7 +553,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
         int64_t begin = 0;
         while (status.ok()) {
           const int64_t rest = tiles - begin;
-          const int64_t room = target_end(worker) - assigned;
+          const int64_t room = share_end - assigned;
           int64_t take = rest;
           if (worker < workers - 1 && rest + kSegmentOverheadTiles > room + tolerance) {
             const int64_t fits = room - kSegmentOverheadTiles;
@@ -537,8 +561,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
               next_worker();
               continue;
             }
-            if (rest - fits >= min_piece)
-              take = fits;  // else: the tail is too short to cut off
+            if (rest - fits >= min_piece) take = fits;  // else: the tail is too short to cut off
           }
           emit(begin, begin + take);
           assigned += take + kSegmentOverheadTiles;
@@ -567,7 +590,8 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     if (width == 1) {
       RETURN_IF_ERROR(plan(writer, rule, cost_line, -1, 0));
     } else {
-      for (int32_t m = 0; m < width; ++m) RETURN_IF_ERROR(plan(writer, rule, cost_line, m, m * workers));
+      for (int32_t m = 0; m < width; ++m)
+        RETURN_IF_ERROR(plan(writer, rule, cost_line, m, m * workers));
     }
     PartitionCounts counts = writer.Finish(writer.counts().worker_span);
     counts.num_units = num_units;
@@ -609,8 +633,8 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       // pieces of about one share each land one per worker.
       int64_t even_cost_line = 0;
       ForEachGroup(cu_seqlens_q, cache_seqlens, config, width, [&](const UnitGroup& group) {
-        even_cost_line += group.keys.num_tiles +
-                          pieces_of(even, group.keys.num_tiles) * kSegmentOverheadTiles;
+        even_cost_line +=
+            group.keys.num_tiles + pieces_of(even, group.keys.num_tiles) * kSegmentOverheadTiles;
       });
       RETURN_IF_ERROR(try_candidate(even, even_cost_line));
     }

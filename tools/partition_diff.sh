@@ -6,6 +6,7 @@
 # compares every field of every segment on many more. Host only: g++ and the
 # system Abseil (tools/setup.sh), no Bazel.
 #   bash tools/partition_diff.sh REV [CASES] [SEED]
+#   bash tools/partition_diff.sh REV time   # host time of both on fixed shapes, calls interleaved
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=$1 cases=${2:-20000} seed=${3:-1}
@@ -28,4 +29,5 @@ g++ "$work/main.o" "$work/base.o" "$work/working.o" -o "$work/partition_diff" \
   -labsl_stacktrace -labsl_symbolize -labsl_debugging_internal -labsl_demangle_internal \
   -labsl_malloc_internal -labsl_exponential_biased -labsl_strerror
 echo "work_partition.cc at $(git rev-parse --short "$rev") vs the working tree:"
+if [[ $cases == time ]]; then exec "$work/partition_diff" time; fi
 "$work/partition_diff" "$cases" "$seed"

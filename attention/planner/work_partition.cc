@@ -286,7 +286,6 @@ class PlanWriter {
   }
 
   PartitionCounts& counts() { return counts_; }
-  bool writes() const { return write_; }
 
   // The busiest worker's kernel time so far, in key tiles: its tiles,
   // kSegmentOverheadTiles per segment and kFusedPieceTiles per piece of a unit
@@ -357,10 +356,12 @@ struct CutRule {
   int32_t pieces = 0;  // kFixedPieces
 };
 
-// A plan's counts and its busiest worker's time (PlanWriter::max_worker_time).
+// A plan's counts and its busiest worker's time (PlanWriter::max_worker_time);
+// `written`: the plan is in the buffers, whole.
 struct ScoredPlan {
   PartitionCounts counts;
   int64_t max_worker_time = 0;
+  bool written = false;
 };
 
 }  // namespace
@@ -572,17 +573,36 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       }
       if (status.ok() && split)
         status = writer.AddMerge(group.request, group.kv_head, unit_tile, first_partial);
-      return status.ok() && (writer.writes() || writer.max_worker_time() <= stop_above);
+      return status.ok() && writer.max_worker_time() <= stop_above;
     });
     return status;
   };
-  // Scores the plan of `rule` (groups as units) and returns it.
-  auto score = [&](const CutRule& rule, int64_t cost_line,
-                   int64_t stop_above =
-                       std::numeric_limits<int64_t>::max()) -> absl::StatusOr<ScoredPlan> {
+  // Scores the plan of `rule` (groups as units) and returns it. With `write`
+  // (width 1 only) the plan is written as it is scored: a plan walked to its
+  // end then is the best so far (a later candidate wins ties), so when it is
+  // also the one chosen it need not be walked again; one that stops early has
+  // overwritten the buffers in part. A plan that does not fit the buffers is
+  // scored again without writing, so that an error, if any, is the chosen
+  // plan's own (from `write`).
+  auto score = [&](const CutRule& rule, int64_t cost_line, int64_t stop_above,
+                   bool write) -> absl::StatusOr<ScoredPlan> {
+    if (write && width == 1) {
+      PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, true);
+      const absl::Status status = plan(writer, rule, cost_line, -1, 0, stop_above);
+      if (status.ok()) {
+        ScoredPlan scored{writer.counts(), writer.max_worker_time(), false};
+        if (scored.max_worker_time <= stop_above) {  // walked to its end
+          scored.counts = writer.Finish(writer.counts().worker_span);
+          scored.counts.num_units = num_units;
+          scored.written = true;
+        }
+        return scored;
+      }
+      if (!absl::IsResourceExhausted(status)) return status;
+    }
     PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, false);
     RETURN_IF_ERROR(plan(writer, rule, cost_line, -1, 0, stop_above));
-    return ScoredPlan{writer.Finish(0), writer.max_worker_time()};
+    return ScoredPlan{writer.Finish(0), writer.max_worker_time(), false};
   };
   // Writes the plan of `rule`: each member of every group in its own pass.
   auto write = [&](const CutRule& rule, int64_t cost_line) -> absl::StatusOr<PartitionCounts> {
@@ -613,16 +633,27 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // busiest one instead of a few finishing alone (NOTES.md: b16 32k and b8
   // 16k ran 3% faster with all workers equal than with a tail of a few).
   // (Co-read groups are scored as units: their members run side by side.)
+  // Whole units, the last candidate, is written as it is scored: it wins for
+  // most large decode batches (b128 1k, b256 4k), which then take one walk
+  // fewer. (Writing the balanced plan as it is scored too cost the batches it
+  // wins, b1 32k and b16 q8 verify, more than it saved: planner_benchmark.)
   CutRule best{CutRule::kAtShareEnds, 0};
   int64_t best_cost_line = planned_cost;
-  ASSIGN_OR_RETURN(ScoredPlan best_plan, score(best, best_cost_line));
+  ASSIGN_OR_RETURN(ScoredPlan best_plan,
+                   score(best, best_cost_line, std::numeric_limits<int64_t>::max(), false));
+  bool best_in_buffers = false;
   if (best_plan.counts.num_merge_tasks > 0) {
-    auto try_candidate = [&](const CutRule& candidate, int64_t cost_line) -> absl::Status {
-      ASSIGN_OR_RETURN(ScoredPlan scored, score(candidate, cost_line, best_plan.max_worker_time));
+    auto try_candidate = [&](const CutRule& candidate, int64_t cost_line,
+                             bool write) -> absl::Status {
+      ASSIGN_OR_RETURN(ScoredPlan scored,
+                       score(candidate, cost_line, best_plan.max_worker_time, write));
       if (scored.max_worker_time <= best_plan.max_worker_time) {
         best = candidate;
         best_cost_line = cost_line;
         best_plan = scored;
+        best_in_buffers = scored.written;
+      } else if (write) {
+        best_in_buffers = false;  // it stopped as it lost, over the best plan's start
       }
       return absl::OkStatus();
     };
@@ -636,10 +667,11 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
         even_cost_line +=
             group.keys.num_tiles + pieces_of(even, group.keys.num_tiles) * kSegmentOverheadTiles;
       });
-      RETURN_IF_ERROR(try_candidate(even, even_cost_line));
+      RETURN_IF_ERROR(try_candidate(even, even_cost_line, false));
     }
-    RETURN_IF_ERROR(try_candidate(CutRule{CutRule::kFixedPieces, 1}, planned_cost));
+    RETURN_IF_ERROR(try_candidate(CutRule{CutRule::kFixedPieces, 1}, planned_cost, true));
   }
+  if (best_in_buffers) return best_plan.counts;
   return write(best, best_cost_line);
 }
 

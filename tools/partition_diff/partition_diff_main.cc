@@ -1,7 +1,10 @@
 // Compares the plans of two PartitionWork implementations (partition_diff.sh)
 // on random batches: decode to prefill lengths, uniform and mixed, every head
 // dim, causal with and without a window, non-causal, pinned splits, and now
-// and then a batch both must reject with the same error.
+// and then a batch or buffers too small that both must reject with the same
+// error.
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -14,7 +17,55 @@ std::vector<int64_t> RunBase(const std::vector<int32_t>&, const std::vector<int3
 std::vector<int64_t> RunWorking(const std::vector<int32_t>&, const std::vector<int32_t>&,
                                 const int32_t[8], std::string*);
 
+// `time`: both implementations' host time on planner_benchmark's
+// BM_PartitionWork shapes (32/8 heads, head_dim 128, 264 workers), calls of
+// the two interleaved in one process so that the machine's drift cancels
+// (median of 40 rounds of 20 calls; the times include the buffers' allocation
+// and the plan's copy, the same for both).
+int TimeBoth() {
+  struct Shape {
+    int32_t batch, q_len, context;
+  };
+  const Shape shapes[] = {{1, 1, 32768},  {128, 1, 1024}, {256, 1, 4096},
+                          {16, 8, 8192},  {1, 64, 32768}, {16, 64, 8192},
+                          {64, 64, 4096}, {4, 512, 4096}, {1, 2048, 2048}};
+  const int32_t config[8] = {8, 4, 128, 264, 0, 1, -1, 100};
+  std::printf("%-28s %10s %10s %8s\n", "batch / q_len / context", "base us", "working us", "ratio");
+  for (const Shape& shape : shapes) {
+    std::vector<int32_t> cu_seqlens_q(shape.batch + 1), cache_seqlens(shape.batch, shape.context);
+    for (int32_t i = 0; i <= shape.batch; ++i) cu_seqlens_q[i] = i * shape.q_len;
+    std::vector<double> times[2];
+    for (int round = 0; round < 40; ++round) {
+      for (int which = 0; which < 2; ++which) {
+        std::string error;
+        const auto start = std::chrono::steady_clock::now();
+        for (int call = 0; call < 20; ++call) {
+          const auto plan = which == 0 ? RunBase(cu_seqlens_q, cache_seqlens, config, &error)
+                                       : RunWorking(cu_seqlens_q, cache_seqlens, config, &error);
+          if (plan.empty()) {
+            std::printf("plan failed: %s\n", error.c_str());
+            return 1;
+          }
+        }
+        times[which].push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                .count() /
+            20);
+      }
+    }
+    for (auto& t : times) std::sort(t.begin(), t.end());
+    const double base = times[0][20], working = times[1][20];
+    std::printf("%-28s %10.1f %10.1f %8.3f\n",
+                (std::to_string(shape.batch) + " / " + std::to_string(shape.q_len) + " / " +
+                 std::to_string(shape.context))
+                    .c_str(),
+                base, working, working / base);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "time") return TimeBoth();
   const int cases = argc > 1 ? std::atoi(argv[1]) : 20000;
   std::mt19937_64 rng(argc > 2 ? std::atoll(argv[2]) : 1);
   auto pick = [&](std::vector<int32_t> values) { return values[rng() % values.size()]; };
@@ -25,10 +76,10 @@ int main(int argc, char** argv) {
                          pick({1, 2, 3, 4, 5, 7, 8, 16}),  // group
                          pick({64, 128, 256}),             // head_dim
                          pick({1, 2, 7, 64, 132, 264, 528}),
-                         rng() % 6 == 0 ? pick({1, 2, 3, 8}) : 0,  // pinned_splits
-                         rng() % 5 != 0,                           // causal
-                         -1,
-                         0};
+                         rng() % 6 == 0 ? pick({1, 2, 3, 8}) : 0,          // pinned_splits
+                         rng() % 5 != 0,                                   // causal
+                         -1,                                               // window_left
+                         rng() % 10 == 0 ? pick({25, 50, 90, 99}) : 100};  // % of capacity
     if (config[5] && rng() % 4 == 0) config[6] = pick({0, 1, 31, 100, 1000, 5000});
     const int32_t max_q = pick({1, 2, 4, 8, 16, 64, 300, 2048});
     const int32_t max_k = pick({0, 1, 64, 1000, 4096, 32768, 131072});

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepared without a GPU (2026-12-01); run from the repository root with
-# carry.tar.xz: gpu_bundle/ of 02d5c50 and ab/bench_{base,Ug,Uq,F,UgF} (base = 02d5c50; the others are it
-# with this folder's patches, built by build_variants.sh: Ug = uniform_stage,
+# carry.tar.xz: gpu_bundle/ of 02d5c50 and ab/bench_{base,Ug,Uq,F,UgF}
+# (base = 02d5c50; the others are it with this folder's patches, built by
+# build_variants.sh: Ug = uniform_stage,
 # Uq = uniform_stage_and_query, F = fused_scale_ftz_exp2_on_f2c6b73, UgF = Ug
 # + F). The A/B on 64-row units (verify, tree verify, prefill) with a decode
 # and a 16-row control, three rounds rotated (~330 s); then one launch of b1

@@ -115,7 +115,9 @@ void ExpectValidPlan(const Batch& batch, const PartitionConfig& config, const Pl
         for (const WorkSegment& piece : pieces) {
           EXPECT_EQ(piece.key_begin, at);
           EXPECT_LT(piece.key_begin, piece.key_end);
-          if (piece.key_end != hi) EXPECT_EQ(piece.key_end % tile, 0) << "cut inside a tile";
+          if (piece.key_end != hi) {
+            EXPECT_EQ(piece.key_end % tile, 0) << "cut inside a tile";
+          }
           at = piece.key_end;
         }
         EXPECT_EQ(at, hi);
@@ -128,7 +130,9 @@ void ExpectValidPlan(const Batch& batch, const PartitionConfig& config, const Pl
             ASSERT_GE(pieces[p].partial, 0);
             ASSERT_LT(pieces[p].partial, plan.counts.num_partials);
             ++partial_seen[pieces[p].partial];
-            if (p > 0) EXPECT_EQ(pieces[p].partial, pieces[p - 1].partial + 1);
+            if (p > 0) {
+              EXPECT_EQ(pieces[p].partial, pieces[p - 1].partial + 1);
+            }
           }
         }
       }

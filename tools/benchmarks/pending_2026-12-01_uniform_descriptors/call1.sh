@@ -14,6 +14,10 @@ tar -xJf carry.tar.xz || exit 1
 F='^BM_PagedAttention(Verify|TreeVerify|Prefill|Decode/heads:32_8/hd:128/batch:32/q:1/kv:16384|DraftExtend/heads:64_8/hd:128/batch:16/q:4)/'
 bash tools/gpu_session.sh $OUT/r ab 3 "$F" base Ug Uq F UgF
 tar -cJf $OUT/call1.tar.xz -C $OUT r
+# gpu_session.sh's LD_LIBRARY_PATH does not reach this shell: without it the
+# benchmark cannot load its libraries under ncu (the likely reason the coread
+# session's call4.sh got no report).
+export LD_LIBRARY_PATH=$PWD/gpu_bundle/lib
 c='Verify/heads:32_8/hd:128/batch:1/q:64/kv:32768/page:16/'
 for name in base Uq; do
   timeout 100 ncu --kernel-name regex:PagedAttentionKernel --launch-skip 3 --launch-count 1 \

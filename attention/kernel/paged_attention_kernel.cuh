@@ -568,13 +568,20 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   // loop with the choices inside, ptxas branched per element (ncu at
   // 929cbfd: 132 instructions per tile and 40% of the consumer warps' stall
   // samples on 64-row units, for 16 multiplies).
-  if (p.softcap_log2 != 0.0f) {
+  // Paired steps leave the scale to the softmax: the max of the raw logits
+  // times a positive scale is the max of the scaled ones, bit for bit, and
+  // each exponent is then one FFMA instead of a multiply and a subtraction
+  // (ConsumeSegments pairs tiles only when logit_scale > 0).
+  constexpr bool kScaleInExp = kTiles > 1;
+  const bool softcap = p.softcap_log2 != 0.0f;
+  const float logit_scale = kScaleInExp && !softcap ? p.scale_log2 : 1.0f;
+  if (softcap) {
 #pragma unroll
     for (int n = 0; n < kKeys / 8; ++n) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) s[n][e] = p.softcap_log2 * tanhf(s[n][e] * p.scale_over_softcap);
     }
-  } else {
+  } else if constexpr (!kScaleInExp) {
     const float scale_log2 = p.scale_log2;
 #pragma unroll
     for (int n = 0; n < kKeys / 8; ++n) {
@@ -630,22 +637,39 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   float rescale[2];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    float tile_max = state.max[i];
+    float tile_max;
+    if constexpr (kScaleInExp) {
+      float raw_max = -INFINITY;
 #pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) {
-      tile_max = fmaxf(tile_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+      for (int n = 0; n < kKeys / 8; ++n) {
+        raw_max = fmaxf(raw_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+      }
+      raw_max = fmaxf(raw_max, __shfl_xor_sync(kFullMask, raw_max, 1));
+      raw_max = fmaxf(raw_max, __shfl_xor_sync(kFullMask, raw_max, 2));
+      tile_max = fmaxf(state.max[i], raw_max * logit_scale);
+    } else {
+      tile_max = state.max[i];
+#pragma unroll
+      for (int n = 0; n < kKeys / 8; ++n) {
+        tile_max = fmaxf(tile_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+      }
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 2));
     }
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 2));
     const float reference = tile_max == -INFINITY ? 0.0f : tile_max;
-    const float row_rescale = exp2f(state.max[i] - reference);
+    const float row_rescale = kScaleInExp ? Exp2FlushSubnormal(state.max[i] - reference)
+                                          : exp2f(state.max[i] - reference);
     rescale[i] = row_rescale;
     state.max[i] = tile_max;
     float sum = 0.0f;
 #pragma unroll
     for (int n = 0; n < kKeys / 8; ++n) {
-      s[n][2 * i] = exp2f(s[n][2 * i] - reference);
-      s[n][2 * i + 1] = exp2f(s[n][2 * i + 1] - reference);
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& x = s[n][2 * i + e];
+        x = kScaleInExp ? Exp2FlushSubnormal(fmaf(x, logit_scale, -reference))
+                        : exp2f(x - reference);
+      }
       sum += s[n][2 * i] + s[n][2 * i + 1];
     }
     state.sum[i] = state.sum[i] * row_rescale + sum;
@@ -904,6 +928,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     unit.max_diag = (unit.unit_row0 + unit.rows - 1) / p.group + diagonal_offset;
 
     T* q_tile = q_smem + query_tile * Traits::kQElems;
+    // In the paired kernels, through a shuffle from lane 0 (see the paired loop).
     const uint32_t q_base = SmemAddress(q_tile);
     // The query tile, once it is no longer read, or the decode kernel's scratch.
     float* merge_o = Traits::kScratchInQueryTile ? reinterpret_cast<float*>(q_tile) : scratch;
@@ -940,14 +965,22 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const bool computes = has_rows || use_wgmma;
     int t = key_way;
     if constexpr (kPairedTiles) {
-      if (use_wgmma) {
+      // (Only with a positive logit scale: AttendTile's paired softmax scales
+      // the row max instead of every logit.)
+      if (use_wgmma && (p.softcap_log2 != 0.0f || p.scale_log2 > 0.0f)) {
         // Tiles two at a time (key_ways is 1: the warpgroup takes every tile):
         // one softmax step per 64 keys. An odd last tile takes the loop below.
         // (This loop repeats the one below on purpose, without its `computes`
         // and `use_wgmma` tests: sharing one body between them made the
         // paired units 17-21% slower on the H200, NOTES.md `PAIR`.)
+        // The stage index and the query tile's address (q_base) come
+        // through a shuffle from lane 0: every lane holds the same values,
+        // but ptxas cannot prove it for values derived from loaded segment
+        // words, so it built every wgmma descriptor in regular registers and
+        // moved each to uniform registers before its wgmma (72 R2UR per pair
+        // step, NOTES.md). From a shuffle they are known warp-uniform.
         for (; t + 1 < tiles.num_tiles; t += 2) {
-          const uint32_t g = tile_counter + t;
+          const uint32_t g = __shfl_sync(kFullMask, tile_counter + t, 0);
           const int stages[2] = {static_cast<int>(g % Traits::kStages),
                                  static_cast<int>((g + 1) % Traits::kStages)};
           MbarrierWait(&full[stages[0]], (g / Traits::kStages) & 1);

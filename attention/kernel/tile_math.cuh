@@ -208,6 +208,17 @@ __device__ __forceinline__ uint32_t PackPair<__half>(float lo, float hi) {
   return *reinterpret_cast<uint32_t*>(&pair);
 }
 
+// 2^x with subnormal results flushed to zero: one MUFU.EX2. exp2f keeps
+// subnormals, which costs a range test and two predicated multiplies around
+// every MUFU (a sixth of the paired softmax step's instructions, ncu); a
+// probability below 2^-126 adds nothing an fp32 row sum or a bf16/fp16
+// output can hold.
+__device__ __forceinline__ float Exp2FlushSubnormal(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // ---------------------------------------------------------------------------
 // wgmma (sm_90a only): a warpgroup's 64 x N x 16 product with both operands in
 // shared memory, 128-byte swizzled K-major tiles (TileOffset).

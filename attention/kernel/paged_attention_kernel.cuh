@@ -928,8 +928,11 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     unit.max_diag = (unit.unit_row0 + unit.rows - 1) / p.group + diagonal_offset;
 
     T* q_tile = q_smem + query_tile * Traits::kQElems;
-    // In the paired kernels, through a shuffle from lane 0 (see the paired loop).
-    const uint32_t q_base = SmemAddress(q_tile);
+    // Through a shuffle from lane 0 in the general paired kernel (see the
+    // paired loop; in the tree one it cost a register spill).
+    const uint32_t q_base = kPairedTiles && !kTreeMasks
+                                ? __shfl_sync(kFullMask, SmemAddress(q_tile), 0)
+                                : SmemAddress(q_tile);
     // The query tile, once it is no longer read, or the decode kernel's scratch.
     float* merge_o = Traits::kScratchInQueryTile ? reinterpret_cast<float*>(q_tile) : scratch;
     // The previous segment is done with the query tiles (and merge scratch).
@@ -973,8 +976,9 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // (This loop repeats the one below on purpose, without its `computes`
         // and `use_wgmma` tests: sharing one body between them made the
         // paired units 17-21% slower on the H200, NOTES.md `PAIR`.)
-        // The stage index and the query tile's address (q_base) come
-        // through a shuffle from lane 0: every lane holds the same values,
+        // The stage index (and, outside tree kernels, the query tile's
+        // address q_base) come through a shuffle from lane 0: every lane
+        // holds the same values,
         // but ptxas cannot prove it for values derived from loaded segment
         // words, so it built every wgmma descriptor in regular registers and
         // moved each to uniform registers before its wgmma (72 R2UR per pair

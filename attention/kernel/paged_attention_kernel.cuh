@@ -535,8 +535,10 @@ __device__ __forceinline__ void PackProbabilities(const float (&s)[kKeys / 8][4]
 // (row block `row_block` of the unit) and kTiles consecutive key tiles from
 // key0 (ring stages at k_base / v_base). Two tiles at once (64-row units on
 // wgmma) run the softmax's reductions, the rescale test and both wgmma waits
-// once per 64 keys instead of once per 32.
-template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kTiles = 1>
+// once per 64 keys instead of once per 32. kScaleInExp (paired steps only):
+// the logit scale applied in the exponent (see below).
+template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kTiles = 1,
+          bool kScaleInExp = false>
 __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
                                            int row_block, int key0, bool use_wgmma, uint32_t q_base,
                                            const uint32_t (&k_base)[kTiles],
@@ -568,11 +570,12 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   // loop with the choices inside, ptxas branched per element (ncu at
   // 929cbfd: 132 instructions per tile and 40% of the consumer warps' stall
   // samples on 64-row units, for 16 multiplies).
-  // Paired steps leave the scale to the softmax: the max of the raw logits
+  // kScaleInExp leaves the scale to the softmax: the max of the raw logits
   // times a positive scale is the max of the scaled ones, bit for bit, and
   // each exponent is then one FFMA instead of a multiply and a subtraction
-  // (ConsumeSegments pairs tiles only when logit_scale > 0).
-  constexpr bool kScaleInExp = kTiles > 1;
+  // (ConsumeSegments pairs tiles only when logit_scale > 0), with 2^x
+  // flushing subnormals (one MUFU).
+  static_assert(!kScaleInExp || kTiles > 1, "the scale in the exponent: paired steps");
   const bool softcap = p.softcap_log2 != 0.0f;
   const float logit_scale = kScaleInExp && !softcap ? p.scale_log2 : 1.0f;
   if (softcap) {
@@ -983,30 +986,46 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // words, so it built every wgmma descriptor in regular registers and
         // moved each to uniform registers before its wgmma (72 R2UR per pair
         // step, NOTES.md). From a shuffle they are known warp-uniform.
-        for (; t + 1 < tiles.num_tiles; t += 2) {
-          const uint32_t g = __shfl_sync(kFullMask, tile_counter + t, 0);
-          const int stages[2] = {static_cast<int>(g % Traits::kStages),
-                                 static_cast<int>((g + 1) % Traits::kStages)};
-          MbarrierWait(&full[stages[0]], (g / Traits::kStages) & 1);
-          MbarrierWait(&full[stages[1]], ((g + 1) / Traits::kStages) & 1);
-          FenceProxyAsync();  // as below: cp.async tiles, read by wgmma
-          const uint32_t k_base[2] = {SmemAddress(k_ring + stages[0] * Traits::kTileElems),
-                                      SmemAddress(k_ring + stages[1] * Traits::kTileElems)};
-          const uint32_t v_base[2] = {SmemAddress(v_ring + stages[0] * Traits::kTileElems),
-                                      SmemAddress(v_ring + stages[1] * Traits::kTileElems)};
-          const int key0 = (tiles.first_tile + t) * kKeysPerTile;
-          if (kTreeMasks && key0 + 2 * kKeysPerTile > unit.tree_base) {
-            AttendTile<T, kHeadDim, kQueryRows, true, 2>(p, unit, row_block, key0, true, q_base,
-                                                         k_base, v_base, state);
-          } else {
-            AttendTile<T, kHeadDim, kQueryRows, false, 2>(p, unit, row_block, key0, true, q_base,
-                                                          k_base, v_base, state);
+        //
+        // The softmax form is the request's: with the scale in the exponent
+        // (one FFMA and one MUFU per probability) when its units share their
+        // K/V, else as the single-tile loop. Only units that share K/V are
+        // compute-bound; on the memory-bound ones (64/8 q8, 32/8 q16 verify)
+        // the shorter softmax was 1.5-2% slower at free clocks (NOTES.md
+        // `FUSED`, `UgF`), for reasons not yet known. The request decides,
+        // not the plan, so eager and replayed launches agree bit for bit.
+        auto attend_pairs = [&](auto scale_in_exp) {
+          constexpr bool kScaleInExp = decltype(scale_in_exp)::value;
+          for (; t + 1 < tiles.num_tiles; t += 2) {
+            const uint32_t g = __shfl_sync(kFullMask, tile_counter + t, 0);
+            const int stages[2] = {static_cast<int>(g % Traits::kStages),
+                                   static_cast<int>((g + 1) % Traits::kStages)};
+            MbarrierWait(&full[stages[0]], (g / Traits::kStages) & 1);
+            MbarrierWait(&full[stages[1]], ((g + 1) / Traits::kStages) & 1);
+            FenceProxyAsync();  // as below: cp.async tiles, read by wgmma
+            const uint32_t k_base[2] = {SmemAddress(k_ring + stages[0] * Traits::kTileElems),
+                                        SmemAddress(k_ring + stages[1] * Traits::kTileElems)};
+            const uint32_t v_base[2] = {SmemAddress(v_ring + stages[0] * Traits::kTileElems),
+                                        SmemAddress(v_ring + stages[1] * Traits::kTileElems)};
+            const int key0 = (tiles.first_tile + t) * kKeysPerTile;
+            if (kTreeMasks && key0 + 2 * kKeysPerTile > unit.tree_base) {
+              AttendTile<T, kHeadDim, kQueryRows, true, 2, kScaleInExp>(
+                  p, unit, row_block, key0, true, q_base, k_base, v_base, state);
+            } else {
+              AttendTile<T, kHeadDim, kQueryRows, false, 2, kScaleInExp>(
+                  p, unit, row_block, key0, true, q_base, k_base, v_base, state);
+            }
+            __syncwarp();
+            if (lane == 0) {
+              MbarrierArrive(&empty[stages[0]], key_ways);
+              MbarrierArrive(&empty[stages[1]], key_ways);
+            }
           }
-          __syncwarp();
-          if (lane == 0) {
-            MbarrierArrive(&empty[stages[0]], key_ways);
-            MbarrierArrive(&empty[stages[1]], key_ways);
-          }
+        };
+        if (q_len * p.group > kUnitRows) {
+          attend_pairs(std::true_type{});
+        } else {
+          attend_pairs(std::false_type{});
         }
       }
     }

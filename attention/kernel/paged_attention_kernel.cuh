@@ -991,7 +991,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // (one FFMA and one MUFU per probability) when its units share their
         // K/V, else as the single-tile loop. Only units that share K/V are
         // compute-bound; on the memory-bound ones (64/8 q8, 32/8 q16 verify)
-        // the shorter softmax was 1.5-2% slower at free clocks (NOTES.md
+        // the shorter softmax was 1-4% slower at free clocks (NOTES.md
         // `FUSED`, `UgF`), for reasons not yet known. The request decides,
         // not the plan, so eager and replayed launches agree bit for bit.
         auto attend_pairs = [&](auto scale_in_exp) {

@@ -4,7 +4,7 @@
 # apply to, restoring the kernel sources after each build.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-here=tools/benchmarks/pending_2026-12-01_uniform_descriptors
+here=tools/benchmarks/h200_2026-12-01_uniform_descriptors
 mkdir -p ab
 build() {  # name patch...
   local name=$1; shift

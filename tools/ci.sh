@@ -4,13 +4,14 @@
 # non-zero on any failure (skipped tests are not failures).
 #
 #   1. bash tools/test.sh                  every test (bazel test //...)
-#   2. bash tools/test.sh --config=asan    the same under ASan + LSan
-#   3. bash tools/test.sh --config=ubsan   the same under UBSan (halt on the first report)
-#   4. bash tools/fuzz.sh --time=25        each libFuzzer target 25 s (clang, own output base)
-#   5. testing/consumer                    a workspace depending on us via local_repository:
+#   2. bash tools/test.sh --config=sanitize  the same under ASan + LSan and UBSan
+#                                          together (halt on the first report): one
+#                                          instrumented build instead of two
+#   3. bash tools/fuzz.sh --time=25        each libFuzzer target 25 s (clang, own output base)
+#   4. testing/consumer                    a workspace depending on us via local_repository:
 #                                          build and run its binary (one check)
 #
-# Parts 1-4 end with their own "N passed, N failed" line, with ", N skipped"
+# Parts 1-3 end with their own "N passed, N failed" line, with ", N skipped"
 # where tests can skip (GPU tests without a GPU), which is summed; a part that
 # ends without one counts as one failure.
 set -uo pipefail
@@ -58,8 +59,7 @@ consumer() {
 }
 
 part tests bash tools/test.sh
-part asan bash tools/test.sh --config=asan
-part ubsan bash tools/test.sh --config=ubsan
+part sanitize bash tools/test.sh --config=sanitize
 part fuzz bash tools/fuzz.sh --time=25
 part consumer consumer
 

@@ -19,7 +19,7 @@ g++ "${flags[@]}" -DIMPL_NS=base_pa -DIMPL_SRC="\"$work/base_partition.cc\"" -DI
   -c "$impl" -o "$work/base.o" &
 g++ "${flags[@]}" -DIMPL_NS=working_pa -DIMPL_SRC='"attention/planner/work_partition.cc"' \
   -DIMPL_FN=RunWorking -c "$impl" -o "$work/working.o" &
-g++ -std=c++17 -O2 -c tools/partition_diff/partition_diff_main.cc -o "$work/main.o"
+g++ -std=c++17 -O2 -I"$PWD" -c tools/partition_diff/partition_diff_main.cc -o "$work/main.o"
 wait
 g++ "$work/main.o" "$work/base.o" "$work/working.o" -o "$work/partition_diff" \
   -labsl_status -labsl_statusor -labsl_cord -labsl_cord_internal -labsl_cordz_info \

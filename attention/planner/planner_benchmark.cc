@@ -16,6 +16,7 @@
 #include "attention/base/device_info.h"
 #include "attention/planner/device_metadata.h"
 #include "attention/planner/metadata_planner.h"
+#include "attention/planner/partition_benchmark_shapes.h"
 #include "attention/planner/work_partition.h"
 #include "benchmark/benchmark.h"
 #include "testing/batch_scenario.h"
@@ -161,20 +162,14 @@ void BM_PartitionWork(benchmark::State& state) {
   state.counters["merge_tasks"] = counts.num_merge_tasks;
 }
 
-// {batch, q_len, context}: decode (one request; many short; the CUDA-graph
-// batch 256), verify q8, q64 verify (co-read groups) and prefill.
-BENCHMARK(BM_PartitionWork)
-    ->ArgNames({"batch", "q_len", "context"})
-    ->Args({1, 1, 32768})
-    ->Args({128, 1, 1024})
-    ->Args({256, 1, 4096})
-    ->Args({16, 8, 8192})
-    ->Args({1, 64, 32768})
-    ->Args({16, 64, 8192})
-    ->Args({64, 64, 4096})
-    ->Args({4, 512, 4096})
-    ->Args({1, 2048, 2048})
-    ->Unit(benchmark::kMicrosecond);
+void PartitionArgs(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"batch", "q_len", "context"});
+  for (const PartitionBenchmarkShape& shape : kPartitionBenchmarkShapes) {
+    b->Args({shape.batch, shape.q_len, shape.context});
+  }
+}
+
+BENCHMARK(BM_PartitionWork)->Apply(PartitionArgs)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(BM_PlanEager)->Apply(PlannerArgs)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PlanReplay)->Apply(PlannerArgs)->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -577,6 +577,12 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     });
     return status;
   };
+  // The counts of a plan written whole (every worker's span closed).
+  auto finish_written = [&](PlanWriter& writer) {
+    PartitionCounts counts = writer.Finish(writer.counts().worker_span);
+    counts.num_units = num_units;
+    return counts;
+  };
   // Scores the plan of `rule` (groups as units) and returns it. With `write`
   // (width 1 only) the plan is written as it is scored: a plan walked to its
   // end then is the best so far (a later candidate wins ties), so when it is
@@ -592,8 +598,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       if (status.ok()) {
         ScoredPlan scored{writer.counts(), writer.max_worker_time(), false};
         if (scored.max_worker_time <= stop_above) {  // walked to its end
-          scored.counts = writer.Finish(writer.counts().worker_span);
-          scored.counts.num_units = num_units;
+          scored.counts = finish_written(writer);
           scored.written = true;
         }
         return scored;
@@ -613,9 +618,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       for (int32_t m = 0; m < width; ++m)
         RETURN_IF_ERROR(plan(writer, rule, cost_line, m, m * workers));
     }
-    PartitionCounts counts = writer.Finish(writer.counts().worker_span);
-    counts.num_units = num_units;
-    return counts;
+    return finish_written(writer);
   };
   if (config.pinned_splits > 0) {
     return write(CutRule{CutRule::kFixedPieces, config.pinned_splits}, planned_cost);

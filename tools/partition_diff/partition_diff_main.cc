@@ -12,26 +12,23 @@
 #include <string>
 #include <vector>
 
+#include "attention/planner/partition_benchmark_shapes.h"
+
 std::vector<int64_t> RunBase(const std::vector<int32_t>&, const std::vector<int32_t>&,
                              const int32_t[8], std::string*);
 std::vector<int64_t> RunWorking(const std::vector<int32_t>&, const std::vector<int32_t>&,
                                 const int32_t[8], std::string*);
 
 // `time`: both implementations' host time on planner_benchmark's
-// BM_PartitionWork shapes (32/8 heads, head_dim 128, 264 workers), calls of
+// BM_PartitionWork shapes (kPartitionBenchmarkShapes), calls of
 // the two interleaved in one process so that the machine's drift cancels
 // (median of 40 rounds of 20 calls; the times include the buffers' allocation
 // and the plan's copy, the same for both).
 int TimeBoth() {
-  struct Shape {
-    int32_t batch, q_len, context;
-  };
-  const Shape shapes[] = {{1, 1, 32768},  {128, 1, 1024}, {256, 1, 4096},
-                          {16, 8, 8192},  {1, 64, 32768}, {16, 64, 8192},
-                          {64, 64, 4096}, {4, 512, 4096}, {1, 2048, 2048}};
   const int32_t config[8] = {8, 4, 128, 264, 0, 1, -1, 100};
   std::printf("%-28s %10s %10s %8s\n", "batch / q_len / context", "base us", "working us", "ratio");
-  for (const Shape& shape : shapes) {
+  for (const paged_attention::PartitionBenchmarkShape& shape :
+       paged_attention::kPartitionBenchmarkShapes) {
     std::vector<int32_t> cu_seqlens_q(shape.batch + 1), cache_seqlens(shape.batch, shape.context);
     for (int32_t i = 0; i <= shape.batch; ++i) cu_seqlens_q[i] = i * shape.q_len;
     std::vector<double> times[2];

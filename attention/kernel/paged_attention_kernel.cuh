@@ -971,8 +971,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const bool computes = has_rows || use_wgmma;
     int t = key_way;
     if constexpr (kPairedTiles) {
-      // (Only with a positive logit scale: AttendTile's paired softmax scales
-      // the row max instead of every logit.)
+      // (Only with a positive logit scale: the scale-in-exponent form below
+      // scales the row max instead of every logit.)
       if (use_wgmma && (p.softcap_log2 != 0.0f || p.scale_log2 > 0.0f)) {
         // Tiles two at a time (key_ways is 1: the warpgroup takes every tile):
         // one softmax step per 64 keys. An odd last tile takes the loop below.
@@ -981,11 +981,11 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // paired units 17-21% slower on the H200, NOTES.md `PAIR`.)
         // The stage index (and, outside tree kernels, the query tile's
         // address q_base) come through a shuffle from lane 0: every lane
-        // holds the same values,
-        // but ptxas cannot prove it for values derived from loaded segment
-        // words, so it built every wgmma descriptor in regular registers and
-        // moved each to uniform registers before its wgmma (72 R2UR per pair
-        // step, NOTES.md). From a shuffle they are known warp-uniform.
+        // holds the same values, but ptxas cannot prove it for values derived
+        // from loaded segment words, so it built every wgmma descriptor in
+        // regular registers and moved each to uniform registers before its
+        // wgmma (72 R2UR per pair step, NOTES.md). From a shuffle they are
+        // known warp-uniform.
         //
         // The softmax form is the request's: with the scale in the exponent
         // (one FFMA and one MUFU per probability) when its units share their

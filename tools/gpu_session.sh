@@ -16,7 +16,11 @@
 #   checks                     memcheck of the kernel test, racecheck of its sweep,
 #                              tree and verify cases, graph-replay memcheck and the
 #                              plan_batch dumps through check_dump.py: OUT/gpu_checks.txt
-# `ab` takes its arguments up to the next step name.
+# `ab` takes its arguments up to the next step name. With GPU_SESSION_PACK set
+# to a path, OUT is packed there (tar.xz) after each step: the device tool
+# brings back only a few files per call, and a call cut short by its time
+# limit still returns the steps that finished:
+#   GPU_SESSION_PACK=$OUT/call.tar.xz bash tools/gpu_session.sh $OUT/r tests peers checks
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "$1"); shift
@@ -104,4 +108,7 @@ while (($#)); do
     *) echo "unknown step: $step (tests, ab, peers, checks)" >&2; exit 2 ;;
   esac
   echo "=== $step: $((SECONDS - start)) s"
+  if [[ -n ${GPU_SESSION_PACK:-} ]]; then
+    tar -cJf "$GPU_SESSION_PACK" -C "$(dirname "$out")" "$(basename "$out")"
+  fi
 done

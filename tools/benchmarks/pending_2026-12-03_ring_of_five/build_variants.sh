@@ -8,6 +8,8 @@
 #                    kPipelined = false (R5 plus a producer warpgroup and
 #                    setmaxnreg 72 / 184)
 #   ab/bench_R5PVQ2  the same patch as it is (plus the pipelined paired steps)
+#   ab/bench_PF2     S + l2_prefetch_ids_ahead.patch (L2 prefetch four tiles
+#                    ahead on TMA units, page ids looked up a tile earlier)
 #   gpu_bundle/      R5's bundle (tests, benchmarks, tools)
 #   carry.tar.xz     all of it, xz -9 (must fit beside the tree: 64 MiB in all)
 set -euo pipefail
@@ -30,9 +32,13 @@ sed -i 's/constexpr bool kPipelined = kScaleInExp;/constexpr bool kPipelined = f
 grep -q 'kPipelined = false' "$kernel"
 build_bench R5WG
 restore
+git apply "$here/l2_prefetch_ids_ahead.patch"
+build_bench PF2
+restore
 git apply "$here/ring_of_five.patch"
 bash tools/gpu_bundle.sh
+echo "$(git rev-parse --short HEAD)+R5-uncommitted" > gpu_bundle/REVISION  # the peer JSON's git_revision
 cp -f gpu_bundle/bin/attention_kernel_paged_attention_benchmark ab/bench_R5
 restore
-tar -cf - gpu_bundle ab/bench_S ab/bench_R5 ab/bench_R5WG ab/bench_R5PVQ2 | xz -9 -T2 > carry.tar.xz
+tar -cf - gpu_bundle ab/bench_S ab/bench_R5 ab/bench_R5WG ab/bench_R5PVQ2 ab/bench_PF2 | xz -9 -T2 > carry.tar.xz
 ls -la carry.tar.xz

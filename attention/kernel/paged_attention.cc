@@ -302,6 +302,8 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   const int32_t rows_per_task =
       static_cast<int32_t>(std::min<int64_t>(kUnitRows, int64_t{md.max_seq_len_q} * params.group));
   params.max_unit_rows = rows_per_task;
+  params.max_request_rows = static_cast<int32_t>(std::min<int64_t>(
+      std::numeric_limits<int32_t>::max(), int64_t{md.max_seq_len_q} * params.group));
   const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim);
   RETURN_IF_ERROR(CudaCall(kernel.launch(params, stream), "paged attention kernel launch"));
   if (plan.max_merge_tasks == 0 || MergedByAttentionKernel(rows_per_task)) return absl::OkStatus();

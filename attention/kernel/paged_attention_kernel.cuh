@@ -84,8 +84,15 @@ constexpr int kDecodeMaxRows = 16;
 constexpr bool HasPairedTilesKernel(int head_dim) { return head_dim == 128; }
 constexpr int kPairedTilesMinRows = 33;
 constexpr int DecodeStages(int head_dim) { return head_dim == 64 ? 5 : 4; }
+// The deep ring of the paired-tiles kernels that run compute-bound plans
+// (requests whose units share K/V: q_len x group > kUnitRows): five stages, for
+// one query tile (see kQueryTiles). With four, such units wait for their loads:
+// a paired step holds two stages, leaving the producer one pair of lookahead
+// (NOTES.md `PVQ`, `R5`). Memory-bound plans keep four stages and the second
+// query tile, which the fifth stage cost them 1-4% (`R5`).
+constexpr int kDeepRingStages = 5;
 
-template <int kHeadDim, bool kDecode = false>
+template <int kHeadDim, bool kDecode = false, bool kDeepRing = false>
 struct KernelTraits {
   static_assert(IsSupportedHeadDim(kHeadDim), "unsupported head_dim");
   static_assert(!kDecode || HasDecodeKernel(kHeadDim), "no decode kernel at this head_dim");
@@ -96,7 +103,7 @@ struct KernelTraits {
   // 3-5% faster on short-request and head_dim 64 decode (NOTES.md): the
   // decode kernel, whose tiles land in order, has DecodeStages (six were no
   // faster than five).
-  static constexpr int kStages = kDecode ? DecodeStages(kHeadDim) : 4;
+  static constexpr int kStages = kDecode ? DecodeStages(kHeadDim) : kDeepRing ? kDeepRingStages : 4;
   static constexpr int kConsumerWarps = 4;
   static constexpr int kConsumerThreads = kConsumerWarps * 32;
   static constexpr int kThreads = kConsumerThreads + 32;   // + the producer warp
@@ -127,9 +134,11 @@ struct KernelTraits {
                                             1024;  // + alignment slack
   // A second query tile lets the consumers load the next segment's queries
   // while the current segment runs (no DRAM round trip at a segment
-  // boundary), where two CTAs per SM still fit (not at head_dim 256).
+  // boundary), where two CTAs per SM still fit (not at head_dim 256). The
+  // deep ring spends that tile on a fifth stage instead: compute-bound units
+  // are long, so few workers cross many segment boundaries.
   static constexpr int kQueryTiles =
-      2 * (kOneQuerySmemBytes + kQBytes) + 2 * 1024 <= 228 * 1024 ? 2 : 1;
+      !kDeepRing && 2 * (kOneQuerySmemBytes + kQBytes) + 2 * 1024 <= 228 * 1024 ? 2 : 1;
   static constexpr int kSmemBytes = kOneQuerySmemBytes + (kQueryTiles - 1) * kQBytes;
 
   static_assert(kUnitRows == kConsumerWarps * 16, "one m16 row block per consumer warp");
@@ -138,13 +147,36 @@ struct KernelTraits {
                 "producer passes cover the tile; no pass straddles 32 keys");
   // Every key-way count (1, 2, 4) divides kStages, so each stage's rounds go
   // to one key way (see the parity argument in ConsumeSegments). The decode
-  // kernel's tiles land in issue order, which is enough.
-  static_assert(kDecode || kStages % kConsumerWarps == 0,
+  // kernel's tiles land in issue order, which is enough; so do those of the
+  // deep ring's units of more than one key way (<= 32 rows: by cp.async
+  // only, StreamsByTma), and its TMA units have one key way.
+  static_assert(kDecode || kDeepRing || kStages % kConsumerWarps == 0,
                 "each stage's rounds stay with one key way");
+  static_assert(!kDeepRing || !kDecode, "the deep ring is the paired-tiles kernels'");
+  static_assert(!kDeepRing || kStages >= kConsumerWarps, "a warp's previous tile is a stage back");
   static_assert(!kDecode || kStages >= kConsumerWarps, "a warp's previous tile is a stage back");
   static_assert(!kDecode || kQueryTiles == 2, "the decode kernel loads queries a segment ahead");
   static_assert(2 * kSmemBytes + 2 * 1024 <= 228 * 1024, "two CTAs per SM");
 };
+
+// Threads of a CTA. The deep-ring kernels give the producer a warpgroup of
+// its own (one of its warps produces, the others leave) so that setmaxnreg,
+// which moves registers a warpgroup at a time, can pass most of the
+// producer's to the consumers (FlashAttention-3's layout): at two CTAs of
+// five warps per SM, ptxas caps every thread at 168, and the compute-bound
+// paired steps ran 2-4% faster with 184 (NOTES.md `R5WG`). Memory-bound plans
+// keep five warps: the same split cost them 0.5-1.3% (`WG`).
+template <int kHeadDim, bool kDeepRing>
+constexpr int CtaThreads() {
+  return kDeepRing ? 2 * KernelTraits<kHeadDim>::kConsumerThreads
+                   : KernelTraits<kHeadDim>::kThreads;
+}
+// Per-thread registers after setmaxnreg in the deep-ring kernels: launched at
+// 128 (two CTAs of 256 threads per SM), the producer warpgroup gives up
+// 128 - kProducerRegisters each and the consumer warpgroup takes as many (at
+// 56 the producer spilled once the stage index became % 5).
+constexpr int kProducerRegisters = 72;
+constexpr int kConsumerRegisters = 2 * 128 - kProducerRegisters;
 
 __device__ __forceinline__ WorkSegment LoadSegment(const WorkSegment* segment) {
   const int4* words = reinterpret_cast<const int4*>(segment);
@@ -298,11 +330,11 @@ __device__ __forceinline__ void IssueTileByTma(
   if (lane != 0) MbarrierArrive(full, 1);
 }
 
-template <typename T, int kHeadDim, bool kDecode>
+template <typename T, int kHeadDim, bool kDecode, bool kDeepRing>
 __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* k_ring, T* v_ring,
                                                 uint64_t* full, uint64_t* empty) {
-  using Traits = KernelTraits<kHeadDim, kDecode>;
+  using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing>;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int lane = threadIdx.x % 32;
   const int chunk = lane % Traits::kChunksPerRow;
@@ -888,14 +920,16 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
   }
 }
 
-template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles>
+template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles,
+          bool kDeepRing>
 __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* q_smem, T* k_ring, T* v_ring,
                                                 float* scratch, float* merge_state, uint64_t* full,
                                                 uint64_t* empty, FusedMergeFlag* merge_flag) {
-  using Traits = KernelTraits<kHeadDim, kDecode>;
+  using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing>;
   static_assert(!kPairedTiles || (!kDecode && HasPairedTilesKernel(kHeadDim)),
                 "paired tiles: general and tree kernels at head_dim 128");
+  static_assert(!kDeepRing || kPairedTiles, "the deep ring is the paired-tiles kernels'");
   constexpr int kQueryRows = Traits::kQueryRows;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int warp = threadIdx.x / 32;
@@ -1040,7 +1074,11 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       // consumed by this warp's key way, so this warp waited for the previous
       // round itself, or it was consumed before the segment's first
       // ConsumerBarrier. (The stage cannot be a round ahead either: its next
-      // round waits for this warp's release.)
+      // round waits for this warp's release.) The deep ring's five stages
+      // are no multiple of 2 or 4; there, units of several key ways
+      // stream by cp.async only, whose tiles land in issue order per producer
+      // lane, so this warp's own previous tile (a stage or more back) having
+      // landed means the stage's previous round has, as in the decode kernel.
       MbarrierWait(&full[stage], (g / Traits::kStages) & 1);
       if (computes) {
         // The tile arrived through cp.async (generic proxy); wgmma reads it
@@ -1096,11 +1134,14 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
 // (AttentionMetadata::tree_mask); the other one never looks at them.
 // kDecode: the decode kernel (KernelTraits), for plans of units of at most
 // kDecodeMaxRows rows and no tree masks. kPairedTiles: two key tiles per
-// softmax step for units of four row blocks (HasPairedTilesKernel).
-template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles>
-__global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
+// softmax step for units of four row blocks (HasPairedTilesKernel); with
+// kDeepRing, five stages and one query tile (kDeepRingStages) for plans whose
+// units share K/V. The ring changes when tiles land, not what is computed.
+template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles,
+          bool kDeepRing>
+__global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
     PagedAttentionKernel(const __grid_constant__ PagedAttentionParams p) {
-  using Traits = KernelTraits<kHeadDim, kDecode>;
+  using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing>;
   static_assert(!(kDecode && kTreeMasks), "tree plans take the general kernel");
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   // Tiles start 1024-byte aligned (the 128-byte swizzle's period), whatever
@@ -1119,7 +1160,8 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
   // reads anything): its launch overlaps this kernel instead of following it.
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   if (p.plan.max_zero_fill_tokens > 0) {  // a CUDA-graph capacity with padding rows
-    ZeroFillPadding<T>(p, kHeadDim, blockIdx.x, gridDim.x, Traits::kThreads, threadIdx.x);
+    ZeroFillPadding<T>(p, kHeadDim, blockIdx.x, gridDim.x, CtaThreads<kHeadDim, kDeepRing>(),
+                       threadIdx.x);
   }
   const int segment_begin = p.plan.worker_begin[blockIdx.x];
   const int segment_end = p.plan.worker_begin[blockIdx.x + 1];
@@ -1134,14 +1176,25 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
   }
   __syncthreads();  // the last CTA-wide barrier: roles split below
   if (threadIdx.x >= Traits::kConsumerThreads) {
+#if PA_HAS_WGMMA
+    if constexpr (kDeepRing) {
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegisters));
+      if (threadIdx.x >= Traits::kConsumerThreads + 32) return;  // one warp produces
+    }
+#endif
     if (p.tma_box_rows > 0 && threadIdx.x == Traits::kConsumerThreads) {
       PrefetchTmaDescriptor(&p.k_tma);
       PrefetchTmaDescriptor(&p.v_tma);
     }
-    ProduceSegments<T, kHeadDim, kDecode>(p, segment_begin, segment_end, k_ring, v_ring, full,
-                                          empty);
+    ProduceSegments<T, kHeadDim, kDecode, kDeepRing>(p, segment_begin, segment_end, k_ring, v_ring,
+                                                     full, empty);
   } else {
-    ConsumeSegments<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles>(
+#if PA_HAS_WGMMA
+    if constexpr (kDeepRing) {
+      asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
+    }
+#endif
+    ConsumeSegments<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles, kDeepRing>(
         p, segment_begin, segment_end, q_smem, k_ring, v_ring, scratch, merge_state, full, empty,
         merge_flag);
   }
@@ -1149,93 +1202,129 @@ __global__ void __launch_bounds__(KernelTraits<kHeadDim>::kThreads, 2)
 
 }  // namespace attention_kernel
 
-// The kernel of (kDType, kHeadDim, kTreeMasks, kDecode, kPairedTiles) and its
-// dynamic shared memory, allowed once per process (not a stream operation:
-// also fine during graph capture).
-template <DType kDType, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles = false>
-cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams), int* smem_bytes) {
+// The kernel of (kDType, kHeadDim, kTreeMasks, kDecode, kPairedTiles,
+// kDeepRing) and its dynamic shared memory, allowed once per process (not a
+// stream operation: also fine during graph capture).
+template <DType kDType, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles = false,
+          bool kDeepRing = false>
+cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams), int* threads, int* smem_bytes) {
   using T = typename attention_kernel::CudaType<kDType>::Type;
-  *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles>;
-  *smem_bytes = attention_kernel::KernelTraits<kHeadDim, kDecode>::kSmemBytes;
+  *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles,
+                                                   kDeepRing>;
+  *threads = attention_kernel::CtaThreads<kHeadDim, kDeepRing>();
+  *smem_bytes = attention_kernel::KernelTraits<kHeadDim, kDecode, kDeepRing>::kSmemBytes;
   static const cudaError_t configured =
       cudaFuncSetAttribute(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, *smem_bytes);
   return configured;
 }
 
-// The instantiations a (dtype, head_dim) has.
-enum class KernelVariant { kGeneral, kGeneralPaired, kTreeMasks, kTreeMasksPaired, kDecode };
-constexpr KernelVariant kKernelVariants[] = {
-    KernelVariant::kGeneral, KernelVariant::kGeneralPaired, KernelVariant::kTreeMasks,
-    KernelVariant::kTreeMasksPaired, KernelVariant::kDecode};
+// The instantiations a (dtype, head_dim) has (*DeepRing: the paired-tiles
+// kernels with kDeepRing, for compute-bound plans).
+enum class KernelVariant {
+  kGeneral,
+  kGeneralPaired,
+  kGeneralPairedDeepRing,
+  kTreeMasks,
+  kTreeMasksPaired,
+  kTreeMasksPairedDeepRing,
+  kDecode
+};
+constexpr KernelVariant kKernelVariants[] = {KernelVariant::kGeneral,
+                                             KernelVariant::kGeneralPaired,
+                                             KernelVariant::kGeneralPairedDeepRing,
+                                             KernelVariant::kTreeMasks,
+                                             KernelVariant::kTreeMasksPaired,
+                                             KernelVariant::kTreeMasksPairedDeepRing,
+                                             KernelVariant::kDecode};
 
 template <DType kDType, int kHeadDim>
 cudaError_t ConfiguredVariant(KernelVariant variant, void (**kernel)(PagedAttentionParams),
-                              int* smem_bytes) {
+                              int* threads, int* smem_bytes) {
   constexpr bool kPaired = attention_kernel::HasPairedTilesKernel(kHeadDim);
   switch (variant) {
+    case KernelVariant::kTreeMasksPairedDeepRing:
+      if constexpr (kPaired) {
+        return ConfiguredKernel<kDType, kHeadDim, true, false, true, true>(kernel, threads,
+                                                                           smem_bytes);
+      } else {
+        return ConfiguredKernel<kDType, kHeadDim, true, false>(kernel, threads, smem_bytes);
+      }
     case KernelVariant::kTreeMasksPaired:
       if constexpr (kPaired) {
-        return ConfiguredKernel<kDType, kHeadDim, true, false, true>(kernel, smem_bytes);
+        return ConfiguredKernel<kDType, kHeadDim, true, false, true>(kernel, threads, smem_bytes);
       } else {
-        return ConfiguredKernel<kDType, kHeadDim, true, false>(kernel, smem_bytes);
+        return ConfiguredKernel<kDType, kHeadDim, true, false>(kernel, threads, smem_bytes);
       }
     case KernelVariant::kTreeMasks:
-      return ConfiguredKernel<kDType, kHeadDim, true, false>(kernel, smem_bytes);
+      return ConfiguredKernel<kDType, kHeadDim, true, false>(kernel, threads, smem_bytes);
+    case KernelVariant::kGeneralPairedDeepRing:
+      if constexpr (kPaired) {
+        return ConfiguredKernel<kDType, kHeadDim, false, false, true, true>(kernel, threads,
+                                                                            smem_bytes);
+      }
+      break;
     case KernelVariant::kGeneralPaired:
       if constexpr (kPaired) {
-        return ConfiguredKernel<kDType, kHeadDim, false, false, true>(kernel, smem_bytes);
+        return ConfiguredKernel<kDType, kHeadDim, false, false, true>(kernel, threads, smem_bytes);
       }
       break;
     case KernelVariant::kDecode:
       if constexpr (attention_kernel::HasDecodeKernel(kHeadDim)) {
-        return ConfiguredKernel<kDType, kHeadDim, false, true>(kernel, smem_bytes);
+        return ConfiguredKernel<kDType, kHeadDim, false, true>(kernel, threads, smem_bytes);
       }
       break;
     case KernelVariant::kGeneral:
       break;
   }
-  return ConfiguredKernel<kDType, kHeadDim, false, false>(kernel, smem_bytes);
+  return ConfiguredKernel<kDType, kHeadDim, false, false>(kernel, threads, smem_bytes);
 }
 
 // The instantiation for `params`: with tree masks exactly when it has them,
 // else the decode kernel when every unit fits it (max_unit_rows), else the
 // general one; the paired-tiles form of the general and tree kernels when a
-// unit may have four row blocks. A unit of at most 32 rows runs the same
-// arithmetic in every kernel, and a larger one always runs a paired kernel
-// where the head_dim has one (a CUDA-graph capacity's max_unit_rows is at
-// least the live batch's), so the choice does not change results (an eager
-// launch and a replay at a larger capacity can choose differently).
+// unit may have four row blocks, with the deep ring when a request's units
+// may share K/V (max_request_rows > kUnitRows: compute-bound). A unit of at
+// most 32 rows runs the same arithmetic in every kernel, and a larger one
+// always runs a paired kernel where the head_dim has one (a CUDA-graph
+// capacity's max_unit_rows is at least the live batch's), whose two rings
+// compute alike, so the choice does not change results (an eager launch and
+// a replay at a larger capacity can choose differently).
 template <int kHeadDim>
 KernelVariant VariantFor(const PagedAttentionParams& params) {
   const bool paired = attention_kernel::HasPairedTilesKernel(kHeadDim) &&
                       params.max_unit_rows >= attention_kernel::kPairedTilesMinRows;
+  const bool deep_ring = paired && params.max_request_rows > kUnitRows;
   if (params.tree_mask != nullptr) {
-    return paired ? KernelVariant::kTreeMasksPaired : KernelVariant::kTreeMasks;
+    return deep_ring ? KernelVariant::kTreeMasksPairedDeepRing
+           : paired  ? KernelVariant::kTreeMasksPaired
+                     : KernelVariant::kTreeMasks;
   }
   if (attention_kernel::HasDecodeKernel(kHeadDim) &&
       params.max_unit_rows <= attention_kernel::kDecodeMaxRows) {
     return KernelVariant::kDecode;
   }
-  return paired ? KernelVariant::kGeneralPaired : KernelVariant::kGeneral;
+  return deep_ring ? KernelVariant::kGeneralPairedDeepRing
+         : paired  ? KernelVariant::kGeneralPaired
+                   : KernelVariant::kGeneral;
 }
 
 // The fewest CTAs per SM over the instantiations (the planner's geometry
 // must hold for each).
 template <DType kDType, int kHeadDim>
 cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm) {
-  using Traits = attention_kernel::KernelTraits<kHeadDim>;
   int fewest = 1 << 30;
   for (const KernelVariant variant : kKernelVariants) {
     void (*kernel)(PagedAttentionParams) = nullptr;
+    int threads = 0;
     int smem_bytes = 0;
     if (const cudaError_t error =
-            ConfiguredVariant<kDType, kHeadDim>(variant, &kernel, &smem_bytes);
+            ConfiguredVariant<kDType, kHeadDim>(variant, &kernel, &threads, &smem_bytes);
         error != cudaSuccess) {
       return error;
     }
     int ctas = 0;
-    if (const cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &ctas, kernel, Traits::kThreads, smem_bytes);
+    if (const cudaError_t error =
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, threads, smem_bytes);
         error != cudaSuccess) {
       return error;
     }
@@ -1338,12 +1427,12 @@ int ResidentDecodeCtas(void (*kernel)(PagedAttentionParams), int threads, int sm
 
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaStream_t stream) {
-  using Traits = attention_kernel::KernelTraits<kHeadDim>;
   using T = typename attention_kernel::CudaType<kDType>::Type;
   void (*kernel)(PagedAttentionParams) = nullptr;
+  int threads = 0;
   int smem_bytes = 0;
-  if (const cudaError_t error =
-          ConfiguredVariant<kDType, kHeadDim>(VariantFor<kHeadDim>(params), &kernel, &smem_bytes);
+  if (const cudaError_t error = ConfiguredVariant<kDType, kHeadDim>(VariantFor<kHeadDim>(params),
+                                                                    &kernel, &threads, &smem_bytes);
       error != cudaSuccess) {
     return error;
   }
@@ -1358,11 +1447,11 @@ cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaS
   if (variant == KernelVariant::kDecode && params.plan.max_merge_tasks > 0 &&
       MergedByAttentionKernel(params.max_unit_rows) &&
       params.plan.num_workers <=
-          ResidentDecodeCtas<kDType, kHeadDim>(kernel, Traits::kThreads, smem_bytes)) {
+          ResidentDecodeCtas<kDType, kHeadDim>(kernel, threads, smem_bytes)) {
     launch_params.cooperative = 1;
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(params.plan.num_workers);
-    config.blockDim = dim3(Traits::kThreads);
+    config.blockDim = dim3(threads);
     config.dynamicSmemBytes = smem_bytes;
     config.stream = stream;
     cudaLaunchAttribute attribute;
@@ -1377,7 +1466,7 @@ cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaS
     cudaGetLastError();
     launch_params.cooperative = 0;
   }
-  kernel<<<params.plan.num_workers, Traits::kThreads, smem_bytes, stream>>>(launch_params);
+  kernel<<<params.plan.num_workers, threads, smem_bytes, stream>>>(launch_params);
   return cudaGetLastError();
 }
 

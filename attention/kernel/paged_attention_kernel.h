@@ -80,6 +80,12 @@ struct PagedAttentionParams {
   // the decode kernel may have the pieces of a unit wait for each other
   // (WorkSegment::merge_by_all). Set by LaunchPagedAttentionKernel.
   int32_t cooperative = 0;
+  // Host only (after the fields the kernels read, whose offsets it leaves
+  // as they were): query rows of the plan's largest request (max_seq_len_q x
+  // group, saturated to int32), or a bound on them. Above kUnitRows a
+  // request's units may share K/V (compute-bound): the paired-tiles kernels
+  // then take their deep ring.
+  int32_t max_request_rows = kUnitRows;
 };
 
 static_assert(std::is_trivially_copyable<PagedAttentionParams>::value,

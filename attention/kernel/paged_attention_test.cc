@@ -321,6 +321,30 @@ TEST_F(PagedAttentionGpuTest, FewWorkersRunManySegmentsEach) {
   }
 }
 
+// `a` and `b`, the same batch with other metadata capacities, run the same
+// plan in two kernels (`a_kernel`, `b_kernel`): both match the reference, and
+// give the same bits.
+void ExpectSamePlanAndBits(const HostBatch& a, const char* a_kernel, const HostBatch& b,
+                           const char* b_kernel) {
+  ASSERT_EQ(a.worker_begin, b.worker_begin);
+  ASSERT_EQ(std::memcmp(a.segments.data(), b.segments.data(),
+                        a.worker_begin.back() * sizeof(WorkSegment)),
+            0)
+      << "the two launches must run the same plan";
+  const Reference ref = ComputeReference(a);
+  KernelOutput outputs[2];
+  for (int k = 0; k < 2; ++k) {
+    absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(k == 0 ? a : b);
+    ASSERT_TRUE(device.ok()) << device.status();
+    outputs[k] = RunOnDevice(*device);
+    ExpectMatchesReference(a, ref, outputs[k].out, outputs[k].lse, k == 0 ? a_kernel : b_kernel);
+  }
+  ASSERT_EQ(outputs[0].out.size(), outputs[1].out.size());
+  EXPECT_EQ(std::memcmp(outputs[0].out.data(), outputs[1].out.data(), ref.out_count * 4), 0);
+  EXPECT_EQ(std::memcmp(outputs[0].lse.data(), outputs[1].lse.data(), outputs[0].lse.size() * 4),
+            0);
+}
+
 // A plan whose units all have at most 16 rows runs the decode kernel; the
 // same plan with a larger max_seq_len_q (a CUDA-graph capacity) runs the
 // general kernel. Both must give the same bits: an engine's eager step and its
@@ -344,27 +368,37 @@ TEST_F(PagedAttentionGpuTest, DecodeKernelMatchesGeneralKernelBitForBit) {
       }
       SCOPED_TRACE(
           absl::StrCat("hd", head_dim, " ", pinned < 0 ? "one request" : PlanName(pinned)));
-      HostBatch decode = MakeRandomBatch(OnThisGpu(spec));
+      const HostBatch decode = MakeRandomBatch(OnThisGpu(spec));
       spec.max_seq_len_q = 8;  // 64 rows: the general kernel
-      HostBatch general = MakeRandomBatch(OnThisGpu(spec));
-      ASSERT_EQ(decode.worker_begin, general.worker_begin);
-      ASSERT_EQ(std::memcmp(decode.segments.data(), general.segments.data(),
-                            decode.worker_begin.back() * sizeof(WorkSegment)),
-                0)
-          << "the two launches must run the same plan";
-      const Reference ref = ComputeReference(decode);
-      KernelOutput outputs[2];
-      for (int k = 0; k < 2; ++k) {
-        absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(k == 0 ? decode : general);
-        ASSERT_TRUE(device.ok()) << device.status();
-        outputs[k] = RunOnDevice(*device);
-        ExpectMatchesReference(decode, ref, outputs[k].out, outputs[k].lse,
-                               k == 0 ? "decode kernel" : "general kernel");
+      const HostBatch general = MakeRandomBatch(OnThisGpu(spec));
+      ExpectSamePlanAndBits(decode, "decode kernel", general, "general kernel");
+    }
+  }
+}
+
+// A plan of 64-row units runs a paired-tiles kernel (head_dim 128): with four
+// stages and a query tile loaded a segment ahead while no request's units
+// share K/V, with the deep ring (five stages, one query tile) once one may
+// (max_seq_len_q x group > 64, here through a CUDA-graph-like capacity). Both
+// must give the same bits for the same plan, with units of one to four row
+// blocks and workers that run one segment or dozens back to back.
+TEST_F(PagedAttentionGpuTest, PairedKernelsDeepAndShallowRingsMatchBitForBit) {
+  for (const int32_t workers : {0, 3}) {  // 0: every worker of this GPU
+    for (const int32_t pinned : {0, 1, 7}) {
+      std::mt19937_64 rng(TestSeed() + workers + pinned);
+      BatchSpec spec = GroupOfEightSpec(128, rng);
+      spec.pinned_splits = pinned;
+      for (const int32_t q : {8, 1, 4, 8, 2, 8, 3, 8}) {
+        spec.q_lens.push_back(q);
+        spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(q, 3000)(rng));
       }
-      ASSERT_EQ(outputs[0].out.size(), outputs[1].out.size());
-      EXPECT_EQ(std::memcmp(outputs[0].out.data(), outputs[1].out.data(), ref.out_count * 4), 0);
-      EXPECT_EQ(
-          std::memcmp(outputs[0].lse.data(), outputs[1].lse.data(), outputs[0].lse.size() * 4), 0);
+      SCOPED_TRACE(absl::StrCat(PlanName(pinned), workers > 0 ? " 3 workers" : ""));
+      BatchSpec shallow_spec = OnThisGpu(spec);
+      if (workers > 0) shallow_spec.num_workers = workers;
+      const HostBatch shallow = MakeRandomBatch(shallow_spec);
+      shallow_spec.max_seq_len_q = 9;  // 72 rows: units may share K/V
+      const HostBatch deep = MakeRandomBatch(shallow_spec);
+      ExpectSamePlanAndBits(shallow, "four stages", deep, "deep ring");
     }
   }
 }

@@ -10,6 +10,10 @@
 //                     CTAs 8g..8g+7 read heads 0..7 of the same chunks in step.
 //   all_heads         items (request, all 8 heads, key chunk / 8): each CTA
 //                     reads whole 2 KB token rows.
+//   head_pairs        items (request, 2 adjacent heads, key chunk / 2), dealt
+//   head_quads        as head_major (4 heads, key chunk / 4): 512-byte and
+//                     1 KB runs of each token row, what a decode CTA that
+//                     owned 2 or 4 KV heads would read.
 //   contiguous_bhsd   head_major's items over a contiguous [batch, heads, seq,
 //                     128] copy of the same bytes: the layout cuDNN reads.
 //   head_pages        head_major's items over a pool whose pages hold each
@@ -20,13 +24,15 @@
 // order (as a long-running server's pool has). Chunks: every case has 8192 items (~31 per
 // CTA on 264 CTAs, so the 8 CTAs that get 32 add a ~3% tail to every case
 // alike): 512 keys x 1 head at batch 32 x 16k keys, 128 keys at batch 1 x 128k
-// (all_heads: 64 and 16 keys x 8 heads).
+// (all_heads: 64 and 16 keys x 8 heads; head_pairs and head_quads: a half
+// and a quarter of head_major's keys x 2 and 4 heads).
 //
 // Each order is read two ways (copy:): 16-byte loads into registers by 256
 // threads per CTA (16 in flight per thread), or bulk copies (cp.async.bulk,
 // the TMA engine) of each contiguous run into a 4 x 16 KB shared-memory ring
 // by one warp per CTA: whole 16 KB blocks of a page for all_heads and
-// contiguous_bhsd, 4 KB pages for head_pages, 256-byte rows otherwise.
+// contiguous_bhsd, 4 KB pages for head_pages, a key's 2 or 4 heads (512
+// bytes, 1 KB) for head_pairs and head_quads, 256-byte rows otherwise.
 //
 // Each repetition is the median of 31 launches timed with CUDA events, each
 // after an L2 flush (reading 256 MiB); 3 repetitions, each on a fresh
@@ -62,7 +68,15 @@ constexpr int64_t kItems = 8192;
 constexpr int kTimed = 31;
 constexpr size_t kFlushBytes = size_t{256} << 20;  // > the 60 MB L2
 
-enum class Order { kHeadMajor, kHeadInterleaved, kAllHeads, kContiguousBhsd, kHeadPages };
+enum class Order {
+  kHeadMajor,
+  kHeadInterleaved,
+  kAllHeads,
+  kHeadPairs,
+  kHeadQuads,
+  kContiguousBhsd,
+  kHeadPages
+};
 
 struct Plan {
   std::vector<int4> items;         // {request, head_begin, head_count, key_begin}
@@ -72,7 +86,10 @@ struct Plan {
 
 Plan MakePlan(Order order, int32_t batch, int32_t kv, int32_t num_ctas) {
   Plan plan;
-  const int32_t heads_per_item = order == Order::kAllHeads ? kHeads : 1;
+  const int32_t heads_per_item = order == Order::kAllHeads    ? kHeads
+                                 : order == Order::kHeadQuads ? 4
+                                 : order == Order::kHeadPairs ? 2
+                                                              : 1;
   plan.keys_per_item = static_cast<int32_t>(int64_t{batch} * kv * kHeads / kItems / heads_per_item);
   const int32_t chunks = kv / plan.keys_per_item;  // per request
   std::vector<int4>& items = plan.items;
@@ -219,11 +236,11 @@ void BM_KvReadDeviceCopy(benchmark::State& state) {
 }
 
 void RegisterAll() {
-  const std::pair<Order, const char*> orders[] = {{Order::kHeadMajor, "head_major"},
-                                                  {Order::kHeadInterleaved, "head_interleaved"},
-                                                  {Order::kAllHeads, "all_heads"},
-                                                  {Order::kContiguousBhsd, "contiguous_bhsd"},
-                                                  {Order::kHeadPages, "head_pages"}};
+  const std::pair<Order, const char*> orders[] = {
+      {Order::kHeadMajor, "head_major"}, {Order::kHeadInterleaved, "head_interleaved"},
+      {Order::kAllHeads, "all_heads"},   {Order::kHeadPairs, "head_pairs"},
+      {Order::kHeadQuads, "head_quads"}, {Order::kContiguousBhsd, "contiguous_bhsd"},
+      {Order::kHeadPages, "head_pages"}};
   std::vector<benchmark::internal::Benchmark*> all = {
       benchmark::RegisterBenchmark("BM_KvReadDeviceCopy/bytes:1073741824", BM_KvReadDeviceCopy)};
   for (auto [batch, kv] : {std::pair{32, 16384}, std::pair{1, 131072}}) {

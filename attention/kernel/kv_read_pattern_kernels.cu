@@ -73,7 +73,8 @@ __global__ void __launch_bounds__(kKvReadThreads, 2) KvReadKernel(const KvReadAr
 // stage holds 64 consecutive (key, head) rows of an item in pool order, sent
 // as runs of `run_rows` rows that are contiguous in memory (a whole 8-key x
 // 8-head block of a page for all-heads items, 64 keys of one head in the
-// contiguous layout, one head's page in HND, single 256-byte rows otherwise);
+// contiguous layout, one head's page in HND, otherwise one key's item.z
+// adjacent heads: single 256-byte rows for one-head items);
 // the lanes issue one cp.async.bulk per run, lane 0 counts the stage's bytes
 // on its mbarrier. Nothing reads the shared memory: the time is the copies'.
 constexpr int kRowsPerStage = kKvBulkStageBytes / kKvReadRowBytes;
@@ -108,7 +109,7 @@ __global__ void __launch_bounds__(32) KvBulkReadKernel(const KvReadArgs a) {
     const int run_rows = kLayout == kContiguous     ? 64
                          : kLayout == kPagedHnd     ? kKvReadPageSize
                          : item.z == a.num_kv_heads ? kRowsPerStage
-                                                    : 1;
+                                                    : item.z;  // one key's item.z heads
     const int stages_per_tensor = a.keys_per_item * item.z / kRowsPerStage;
     for (int tensor = 0; tensor < 2; ++tensor) {
       const char* base = static_cast<const char*>(tensor == 0 ? a.k : a.v);

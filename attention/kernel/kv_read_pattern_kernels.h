@@ -47,8 +47,9 @@ struct KvReadArgs {
   // kKvBulkStages stages; 0: 16-byte loads into registers by every thread.
   // Bulk preconditions (not checked): an all-heads item (head_count ==
   // num_kv_heads) needs 8 KV heads and key_begin a multiple of 8 (a run is 8
-  // keys x 8 heads of one page), and keys_per_item * head_count is a multiple
-  // of 64 (whole 16 KB stages).
+  // keys x 8 heads of one page; fewer heads: a run is one key's head_count
+  // rows), and keys_per_item * head_count is a multiple of 64 (whole 16 KB
+  // stages).
   int32_t bulk = 0;
   int32_t* out = nullptr;  // [num_ctas * kKvReadThreads] XOR of what each thread read
 };

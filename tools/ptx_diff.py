@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Which kernels a change touches: the PTX of every kernel entry, at a revision
+and in the working tree, compared entry by entry.
+
+    python3 tools/ptx_diff.py REV [--rename 'REGEX=>REPLACEMENT'] [FILE.cu ...]
+
+Default files: attention/kernel/paged_attention_*_hd{64,128,256}.cu (bf16; the
+fp16 files instantiate the same templates). Prints one line per entry of the
+working tree: IDENTICAL, DIFFERS (with the count of changed lines), or NEW,
+and GONE for entries only REV has; exits 0. Kernels whose A/B on the H200 we
+want to skip must be IDENTICAL: a change to one instantiation's code can move
+another's speed through code generation alone (NOTES.md, Variants), so
+"unchanged" is checked here, not assumed.
+
+--rename maps REV's mangled entry names before matching (a template argument
+added to a kernel renames every entry): e.g. 'Li128E((?:Lb[01]E){3})E=>Li128E\\1Lb0EE'
+matches a kernel of three bools at REV with the same kernel and a fourth
+bool `false` now. Comments and basic-block label numbers (which shift with
+the entries before them in the file) are ignored.
+
+Compiles with the flags of tools/cuda.bzl (less -lineinfo, whose line numbers
+move with any edit) for sm_90a, in a temporary git worktree for REV.
+"""
+import argparse
+import difflib
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+NVCC = os.path.join(os.environ.get("CUDA_PATH", "/usr/local/cuda"), "bin", "nvcc")
+FLAGS = ["-ptx", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", "-O3",
+         "--expt-relaxed-constexpr", "-I.", "-I/usr/include"]
+DEFAULT_FILES = "attention/kernel/paged_attention_bf16_hd*.cu"
+
+
+def compile_ptx(root, source, out):
+    subprocess.run([NVCC, *FLAGS, source, "-o", out], cwd=root, check=True)
+    with open(out) as f:
+        return f.read()
+
+
+def entries(ptx):
+    """Mangled entry name -> body, labels and the name itself normalised."""
+    result = {}
+    for part in re.split(r"(?m)^(?=(?:\.visible |\.weak )?\.entry )", ptx):
+        match = re.match(r"(?:\.visible |\.weak )?\.entry\s+(\S+)\(", part)
+        if not match:
+            continue
+        name = match.group(1)
+        # The whole text up to the next entry (blocks nest, so no brace
+        # closes the entry reliably), without comments (one names the next
+        # entry).
+        body = re.sub(r"(?m)^\s*//.*\n", "", part.replace(name, "ENTRY"))
+        body = re.sub(r"\$L__BB\d+_", "$L__BB_", body)
+        result[name] = body
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("rev")
+    parser.add_argument("files", nargs="*")
+    parser.add_argument("--rename", action="append", default=[],
+                        help="REGEX=>REPLACEMENT applied to REV's entry names")
+    args = parser.parse_args()
+    root = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    files = args.files or sorted(os.path.relpath(f, root)
+                                 for f in glob.glob(os.path.join(root, DEFAULT_FILES)))
+    renames = []
+    for rule in args.rename:
+        pattern, _, replacement = rule.partition("=>")
+        renames.append((re.compile(pattern), replacement))
+    with tempfile.TemporaryDirectory() as tmp:
+        worktree = os.path.join(tmp, "rev")
+        subprocess.run(["git", "worktree", "add", "-q", "--detach", worktree, args.rev],
+                       cwd=root, check=True)
+        try:
+            for source in files:
+                print(f"== {source}")
+                stem = os.path.basename(source)
+                old = entries(compile_ptx(worktree, source, os.path.join(tmp, "old_" + stem)))
+                new = entries(compile_ptx(root, source, os.path.join(tmp, "new_" + stem)))
+                renamed = {}
+                for name, body in old.items():
+                    for pattern, replacement in renames:
+                        name = pattern.sub(replacement, name)
+                    renamed[name] = body
+                for name, body in new.items():
+                    if name not in renamed:
+                        print("NEW      ", name)
+                    elif renamed[name] == body:
+                        print("IDENTICAL", name)
+                    else:
+                        changed = sum(1 for line in difflib.unified_diff(
+                            renamed[name].splitlines(), body.splitlines(), lineterm="", n=0)
+                            if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+                        print(f"DIFFERS   {name} ({changed} lines)")
+                for name in renamed:
+                    if name not in new:
+                        print("GONE     ", name)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", worktree], cwd=root)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

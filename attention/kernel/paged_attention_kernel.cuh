@@ -1106,7 +1106,15 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
 
     // Fold the key ways into way 0, halving each round, through the query
     // tile (two 16-row fp32 states fit) and the small merge-state buffer.
+    // A round whose upper ways all had no tile (way w takes tiles w,
+    // w + key_ways, ...) would fold empty states, which changes no bit
+    // (State::Merge scales by exactly 1 and 0), so the decode kernel skips
+    // it (its four key ways fold in two rounds: short segments, such as a
+    // one-tile call's, fold in one); the last round always runs, for its
+    // barriers. Uniform over the consumers. (Only in the decode kernel, so
+    // the others' code is unchanged.)
     for (int half = key_ways / 2; half >= 1; half /= 2) {
+      if (kDecode && half > 1 && tiles.num_tiles <= half) continue;
       ConsumerBarrier();
       if (key_way >= half && key_way < 2 * half) {
         const int slot = (key_way - half) * row_blocks + row_block;

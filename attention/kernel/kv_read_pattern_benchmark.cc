@@ -27,6 +27,11 @@
 // (all_heads: 64 and 16 keys x 8 heads; head_pairs and head_quads: a half
 // and a quarter of head_major's keys x 2 and 4 heads).
 //
+// The same orders at head_dim 64 (/hd:64: a pool of [pages, 16, 8 heads, 64],
+// 128-byte pieces of 1 KB token rows; head_pairs then reads 256-byte runs),
+// loads only, batch 32 x 16k: is head_dim 64 decode's lower rate (4.15 TB/s
+// against 4.40 at head_dim 128) the layout's or the kernel's?
+//
 // Each order is read two ways (copy:): 16-byte loads into registers by 256
 // threads per CTA (16 in flight per thread), or bulk copies (cp.async.bulk,
 // the TMA engine) of each contiguous run into a 4 x 16 KB shared-memory ring
@@ -133,21 +138,24 @@ struct Setup {
   KvReadArgs args;
 };
 
-absl::Status Prepare(Order order, int32_t batch, int32_t kv, bool bulk, Setup& s) {
+absl::Status Prepare(Order order, int32_t batch, int32_t kv, int32_t head_dim, bool bulk,
+                     Setup& s) {
   KvReadArgs& a = s.args;
   a.bulk = bulk ? 1 : 0;
+  a.row_bytes = head_dim * 2;
   a.num_ctas = KvReadNumCtas();
   if (a.num_ctas < kHeads) return absl::InternalError("KvReadNumCtas() < 8");
   const Plan plan = MakePlan(order, batch, kv, a.num_ctas);
-  if (plan.keys_per_item * plan.items[0].z % 128 != 0) {
-    return absl::InvalidArgumentError("keys_per_item * head_count must be a multiple of 128");
+  if (int64_t{plan.keys_per_item} * plan.items[0].z * a.row_bytes % (32 << 10) != 0) {
+    return absl::InvalidArgumentError(
+        "keys_per_item * head_count * row_bytes must be a multiple of 32 KB");
   }
   const int64_t rows = int64_t{batch} * kv * kHeads;  // (key, head) rows per tensor
-  ASSIGN_OR_RETURN(s.k, DeviceBuffer::Allocate(rows * kKvReadRowBytes, "k"));
-  ASSIGN_OR_RETURN(s.v, DeviceBuffer::Allocate(rows * kKvReadRowBytes, "v"));
+  ASSIGN_OR_RETURN(s.k, DeviceBuffer::Allocate(rows * a.row_bytes, "k"));
+  ASSIGN_OR_RETURN(s.v, DeviceBuffer::Allocate(rows * a.row_bytes, "v"));
   ASSIGN_OR_RETURN(s.out, DeviceBuffer::Allocate(a.num_ctas * kKvReadThreads * 4, "out"));
   ASSIGN_OR_RETURN(s.flush, DeviceBuffer::Allocate(kFlushBytes, "l2 flush"));
-  const int64_t elements = rows * kKvReadRowBytes / 2;
+  const int64_t elements = rows * a.row_bytes / 2;
   RETURN_IF_ERROR(CudaCall(FillRandom16(s.k.data(), elements, DType::kBFloat16, 1, nullptr), "k"));
   RETURN_IF_ERROR(CudaCall(FillRandom16(s.v.data(), elements, DType::kBFloat16, 2, nullptr), "v"));
   if (order != Order::kContiguousBhsd) {
@@ -204,10 +212,11 @@ void Finish(benchmark::State& state, cudaError_t error, double bytes) {
       benchmark::Counter(bytes * 1e-12, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void BM_KvReadPattern(benchmark::State& state, Order order, int32_t batch, int32_t kv, bool bulk) {
+void BM_KvReadPattern(benchmark::State& state, Order order, int32_t batch, int32_t kv,
+                      int32_t head_dim, bool bulk) {
   if (VisibleGpuCount() == 0) return state.SkipWithError(("no GPU: " + NoGpuReason()).c_str());
   Setup s;
-  if (const absl::Status status = Prepare(order, batch, kv, bulk, s); !status.ok()) {
+  if (const absl::Status status = Prepare(order, batch, kv, head_dim, bulk, s); !status.ok()) {
     return state.SkipWithError(status.ToString().c_str());
   }
   cudaError_t error = cudaSuccess;
@@ -215,7 +224,7 @@ void BM_KvReadPattern(benchmark::State& state, Order order, int32_t batch, int32
     state.SetIterationTime(MedianSeconds(
         s.flush, [&] { return LaunchKvRead(s.args, nullptr); }, error));
   }
-  Finish(state, error, 2.0 * batch * kv * kHeads * kKvReadRowBytes);
+  Finish(state, error, 2.0 * batch * kv * kHeads * head_dim * 2);
 }
 
 void BM_KvReadDeviceCopy(benchmark::State& state) {
@@ -249,10 +258,18 @@ void RegisterAll() {
         const std::string full =
             absl::StrCat("BM_KvReadPattern/order:", name, "/copy:", bulk ? "bulk" : "loads",
                          "/batch:", batch, "/kv:", kv, "/page:16");
-        all.push_back(
-            benchmark::RegisterBenchmark(full.c_str(), BM_KvReadPattern, order, batch, kv, bulk));
+        all.push_back(benchmark::RegisterBenchmark(full.c_str(), BM_KvReadPattern, order, batch, kv,
+                                                   128, bulk));
       }
     }
+  }
+  // Head_dim 64: 128-byte pieces of 1 KB token rows (loads only).
+  for (auto [order, name] : orders) {
+    if (order == Order::kHeadInterleaved || order == Order::kHeadPages) continue;
+    const std::string full = absl::StrCat("BM_KvReadPattern/order:", name,
+                                          "/copy:loads/batch:32/kv:16384/page:16/hd:64");
+    all.push_back(
+        benchmark::RegisterBenchmark(full.c_str(), BM_KvReadPattern, order, 32, 16384, 64, false));
   }
   for (benchmark::internal::Benchmark* b : all) {
     b->UseManualTime()

@@ -4,7 +4,6 @@
 namespace paged_attention {
 namespace {
 
-constexpr int kChunksPerRow = kKvReadRowBytes / 16;  // 16-byte loads per (key, head)
 constexpr int kUnroll = 8;  // 8 K + 8 V independent loads in flight per thread
 
 // Read-only, streamed past L1: the data is read exactly once.
@@ -22,7 +21,8 @@ __device__ __forceinline__ int4 LoadStreaming(const int4* p) {
 // registers, too few to keep 16 x 16-byte loads in flight; with it, ~84.
 enum Layout { kContiguous, kPagedNhd, kPagedHnd };
 
-template <Layout kLayout>
+// kChunksPerRow: 16-byte loads per (key, head) row (KvReadArgs::row_bytes / 16).
+template <Layout kLayout, int kChunksPerRow>
 __global__ void __launch_bounds__(kKvReadThreads, 2) KvReadKernel(const KvReadArgs a) {
   const int4* k = static_cast<const int4*>(a.k);
   const int4* v = static_cast<const int4*>(a.v);
@@ -171,6 +171,18 @@ cudaError_t LaunchBulk(const KvReadArgs& args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+template <int kChunksPerRow>
+cudaError_t LaunchLoads(const KvReadArgs& args, cudaStream_t stream) {
+  if (args.page_table == nullptr) {
+    KvReadKernel<kContiguous, kChunksPerRow><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
+  } else if (args.heads_outside_pages_rows != 0) {
+    KvReadKernel<kPagedHnd, kChunksPerRow><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
+  } else {
+    KvReadKernel<kPagedNhd, kChunksPerRow><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
+  }
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 int KvReadNumCtas() {
@@ -185,18 +197,19 @@ int KvReadNumCtas() {
 cudaError_t LaunchKvRead(const KvReadArgs& args, cudaStream_t stream) {
   if (args.num_ctas <= 0 || args.keys_per_item <= 0) return cudaErrorInvalidValue;
   if (args.bulk != 0) {
+    if (args.row_bytes != kKvReadRowBytes) return cudaErrorInvalidValue;
     return args.page_table == nullptr           ? LaunchBulk<kContiguous>(args, stream)
            : args.heads_outside_pages_rows != 0 ? LaunchBulk<kPagedHnd>(args, stream)
                                                 : LaunchBulk<kPagedNhd>(args, stream);
   }
-  if (args.page_table == nullptr) {
-    KvReadKernel<kContiguous><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
-  } else if (args.heads_outside_pages_rows != 0) {
-    KvReadKernel<kPagedHnd><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
-  } else {
-    KvReadKernel<kPagedNhd><<<args.num_ctas, kKvReadThreads, 0, stream>>>(args);
+  switch (args.row_bytes) {
+    case kKvReadRowBytes:
+      return LaunchLoads<kKvReadRowBytes / 16>(args, stream);
+    case kKvReadRowBytes / 2:
+      return LaunchLoads<kKvReadRowBytes / 32>(args, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
 }
 
 }  // namespace paged_attention

@@ -7,8 +7,8 @@
 // int4 {request, head_begin, head_count, key_begin}: keys
 // [key_begin, key_begin + keys_per_item) of heads [head_begin, head_begin +
 // head_count), K and V. Preconditions (not checked on the device): head_count
-// is a power of two and keys_per_item * head_count is a multiple of 128 (one
-// unrolled step of the CTA, 2048 16-byte loads per tensor).
+// is a power of two and keys_per_item * head_count * row_bytes is a multiple
+// of 32 KB (one unrolled step of the CTA, 2048 16-byte loads per tensor).
 #ifndef ATTENTION_KERNEL_KV_READ_PATTERN_KERNELS_H_
 #define ATTENTION_KERNEL_KV_READ_PATTERN_KERNELS_H_
 
@@ -20,16 +20,19 @@ namespace paged_attention {
 
 inline constexpr int kKvReadThreads = 256;
 inline constexpr int kKvReadPageSize = 16;   // keys per page
-inline constexpr int kKvReadRowBytes = 256;  // one head of one key: 128 bf16
+inline constexpr int kKvReadRowBytes = 256;  // one head of one key at head_dim 128 (bf16)
 inline constexpr int kKvBulkStages = 4;
 inline constexpr int kKvBulkStageBytes = 16384;
 
 struct KvReadArgs {
-  // Paged: [num_pages, kKvReadPageSize, num_kv_heads, 128] bf16 (read as raw
-  // 16-byte chunks), or [num_pages, num_kv_heads, kKvReadPageSize, 128] when
-  // heads_outside_pages_rows is set (each page holds one KV head's rows
-  // together: FlashInfer's HND). Contiguous (page_table == nullptr): [batch,
-  // num_kv_heads, seq_len, 128].
+  // Paged: [num_pages, kKvReadPageSize, num_kv_heads, head_dim] bf16 (read as
+  // raw 16-byte chunks), or [num_pages, num_kv_heads, kKvReadPageSize,
+  // head_dim] when heads_outside_pages_rows is set (each page holds one KV
+  // head's rows together: FlashInfer's HND). Contiguous (page_table ==
+  // nullptr): [batch, num_kv_heads, seq_len, head_dim].
+  // One (key, head) row: head_dim x 2 bytes, kKvReadRowBytes (head_dim 128)
+  // or half of it (head_dim 64: loads only, not bulk).
+  int32_t row_bytes = kKvReadRowBytes;
   const void* k = nullptr;
   const void* v = nullptr;
   const int32_t* page_table = nullptr;  // [batch, max_pages_per_request] page ids

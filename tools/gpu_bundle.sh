@@ -94,12 +94,13 @@ done
 exit \$status
 RUNNER
 chmod +x "$bundle"/*.sh
-# The same as one xz file (also git-ignored): ~7 MB where the folder is
-# ~65 MB, because every binary that links the kernels carries the same ~5 MB
-# fatbin, which xz's window finds again across files (gzip's does not: 21 MB).
-# It is what fits a 64 MiB transfer beside the source tree (~36 MB with the
-# committed benchmark runs). On the GPU machine `tar -xJf gpu_bundle.tar.xz`
-# (or `python3 -m tarfile -e gpu_bundle.tar.xz`) restores gpu_bundle/.
+# The same as one xz file (also git-ignored): ~4 MB where the folder is
+# ~105 MB, because every binary that links the kernels carries the same
+# fatbin, which xz -9's 64 MB window finds again across files (-6's 8 MB
+# window found less: 16 MB; gzip: more still). It is what fits a 64 MiB
+# transfer beside the source tree (~45 MB with the committed benchmark runs).
+# On the GPU machine `tar -xJf gpu_bundle.tar.xz` (or `python3 -m tarfile -e
+# gpu_bundle.tar.xz`) restores gpu_bundle/.
 rm -f "$bundle.tar.gz" "$bundle.tar.xz"
-tar -cf - "$bundle" | xz -T0 -6 > "$bundle.tar.xz"
+tar -cf - "$bundle" | xz -T0 -9 > "$bundle.tar.xz"
 echo "gpu_bundle: ${#tests[@]} tests, ${#benchmarks[@]} benchmarks, ${#tools[@]} tools, $(ls "$bundle/lib" | wc -l) libraries, $(du -sh "$bundle" | cut -f1) ($bundle.tar.xz $(du -sh "$bundle.tar.xz" | cut -f1))"

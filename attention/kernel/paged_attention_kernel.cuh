@@ -965,9 +965,10 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     unit.max_diag = (unit.unit_row0 + unit.rows - 1) / p.group + diagonal_offset;
 
     T* q_tile = q_smem + query_tile * Traits::kQElems;
-    // Through a shuffle from lane 0 in the general paired kernel (see the
-    // paired loop; in the tree one it cost a register spill).
-    const uint32_t q_base = kPairedTiles && !kTreeMasks
+    // Through a shuffle from lane 0 in the paired kernels (see the paired
+    // loop), except the shallow-ring tree one, where it spills (24 bytes at
+    // 168 registers; the deep ring's consumers have 184).
+    const uint32_t q_base = kPairedTiles && (!kTreeMasks || kDeepRing)
                                 ? __shfl_sync(kFullMask, SmemAddress(q_tile), 0)
                                 : SmemAddress(q_tile);
     // The query tile, once it is no longer read, or the decode kernel's scratch.

@@ -1014,8 +1014,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // (This loop repeats the one below on purpose, without its `computes`
         // and `use_wgmma` tests: sharing one body between them made the
         // paired units 17-21% slower on the H200, NOTES.md `PAIR`.)
-        // The stage index (and, outside tree kernels, the query tile's
-        // address q_base) come through a shuffle from lane 0: every lane
+        // The stage index (and, in all but the shallow-ring tree kernel, the
+        // query tile's address q_base) come through a shuffle from lane 0: every lane
         // holds the same values, but ptxas cannot prove it for values derived
         // from loaded segment words, so it built every wgmma descriptor in
         // regular registers and moved each to uniform registers before its

@@ -16,7 +16,14 @@
 #   checks                     memcheck of the kernel test, racecheck of its sweep,
 #                              tree and verify cases, graph-replay memcheck and the
 #                              plan_batch dumps through check_dump.py: OUT/gpu_checks.txt
-# `ab` takes its arguments up to the next step name. With GPU_SESSION_PACK set
+#   ncu NAME FILTER...         Nsight Compute of the attention and merge kernels of each
+#                              case FILTER matches, run by ab/bench_NAME (NAME bundle:
+#                              the bundle's benchmark): one pass of duration, DRAM bytes
+#                              read, L2 hit rate and instructions, at free clocks with
+#                              L2 flushed before each launch, three timed replays each
+#                              (a multi-pass ncu run without cache control lets a pass
+#                              see the L2 of the pass before): OUT/ncu_NAME.txt
+# `ab` and `ncu` take their arguments up to the next step name. With GPU_SESSION_PACK set
 # to a path, OUT is packed there (tar.xz) after each step: the device tool
 # brings back only a few files per call, and a call cut short by its time
 # limit still returns the steps that finished:
@@ -30,7 +37,7 @@ bin=gpu_bundle/bin
 cat gpu_bundle/REVISION
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
-is_step() { [[ $1 == tests || $1 == ab || $1 == peers || $1 == checks ]]; }
+is_step() { [[ $1 == tests || $1 == ab || $1 == peers || $1 == checks || $1 == ncu ]]; }
 
 run_tests() {
   timeout 280 bash gpu_bundle/run_tests.sh > "$out/gpu_tests.log" 2>&1
@@ -62,6 +69,21 @@ run_peers() {
     --flex-filter 'Verify/' > "$out/peers_table.txt" 2>&1
   echo "peers rc=$?"
   grep -E 'MISS|bars:|skewed' "$out/peers_table.txt" | cut -c1-170
+}
+
+run_ncu() {  # name filters...
+  local name=$1 bench=ab/bench_$1; shift
+  [[ $name == bundle ]] && bench=$bin/attention_kernel_paged_attention_benchmark
+  local filter
+  for filter in "$@"; do
+    echo "== $filter"
+    timeout 120 ncu --clock-control none --cache-control all \
+      -k regex:'PagedAttentionKernel|MergeKernel' --launch-skip 6 --launch-count 3 \
+      --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum \
+      "$bench" --benchmark_filter="$filter" 2>&1 |
+      grep -E '^  [a-zA-Z_].*\(|gpu__|dram__|lts__|smsp__' | cut -c1-150
+  done > "$out/ncu_$name.txt"
+  cat "$out/ncu_$name.txt"
 }
 
 run_checks() {
@@ -105,7 +127,13 @@ while (($#)); do
       if ((${#args[@]} < 3)); then echo "ab needs ROUNDS FILTER NAME..." >&2; exit 2; fi
       run_ab "${args[@]}"
       ;;
-    *) echo "unknown step: $step (tests, ab, peers, checks)" >&2; exit 2 ;;
+    ncu)
+      args=()
+      while (($#)) && ! is_step "$1"; do args+=("$1"); shift; done
+      if ((${#args[@]} < 2)); then echo "ncu needs NAME FILTER..." >&2; exit 2; fi
+      run_ncu "${args[@]}"
+      ;;
+    *) echo "unknown step: $step (tests, ab, peers, checks, ncu)" >&2; exit 2 ;;
   esac
   echo "=== $step: $((SECONDS - start)) s"
   if [[ -n ${GPU_SESSION_PACK:-} ]]; then

@@ -206,7 +206,7 @@ cudaError_t LaunchKvRead(const KvReadArgs& args, cudaStream_t stream) {
     case kKvReadRowBytes:
       return LaunchLoads<kKvReadRowBytes / 16>(args, stream);
     case kKvReadRowBytes / 2:
-      return LaunchLoads<kKvReadRowBytes / 32>(args, stream);
+      return LaunchLoads<kKvReadRowBytes / 2 / 16>(args, stream);
     default:
       return cudaErrorInvalidValue;
   }

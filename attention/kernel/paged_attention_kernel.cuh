@@ -888,7 +888,10 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
       // error, not a hang.
       WaitForCountAtMost(&task->arrivals, arrived);
     }
-    if (finished_last || spread_unit) FenceAcqRelGpu();  // acquire: the partials after the count
+    // Acquire: the partials after the count. A waiting piece's acquire load
+    // already saw the last arrival, the end of every piece's release (their
+    // increments form one release sequence); the barrier below hands it on.
+    if (finished_last) FenceAcqRelGpu();
     flag->task[0] = words.head;
     flag->task[1] = words.tail;
     flag->is_last = finished_last ? 1 : 0;
@@ -1255,9 +1258,8 @@ cudaError_t ConfiguredVariant(KernelVariant variant, void (**kernel)(PagedAttent
       if constexpr (kPaired) {
         return ConfiguredKernel<kDType, kHeadDim, true, false, true, true>(kernel, threads,
                                                                            smem_bytes);
-      } else {
-        return ConfiguredKernel<kDType, kHeadDim, true, false>(kernel, threads, smem_bytes);
       }
+      [[fallthrough]];  // no paired kernels at this head_dim: the plain tree kernel
     case KernelVariant::kTreeMasksPaired:
       if constexpr (kPaired) {
         return ConfiguredKernel<kDType, kHeadDim, true, false, true>(kernel, threads, smem_bytes);

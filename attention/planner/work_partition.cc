@@ -27,6 +27,14 @@ constexpr int64_t kMinTilesPerWorker = 2;
 // three whole units and two such pieces (124 tiles) finished ~5.5 us after
 // workers with four whole units (128 tiles).
 constexpr int64_t kFusedPieceTiles = 4;
+// Even pieces win when their busiest worker is within kEvenPiecesSlackPercent
+// of the best plan's. The model counts only the busiest worker, but on the H200
+// a plan whose workers run one piece each and end together beat plans the
+// model put up to 3% ahead, whose workers carry a second segment (a boundary,
+// and a unit merged by its last piece instead of by all): 32/32 b1 128k
+// decode 2%, draft-extend b8 32k 2-3%, q64 verify b1 4%, tree q64 b1 7%
+// (NOTES.md, `EV`).
+constexpr int64_t kEvenPiecesSlackPercent = 3;
 
 // The keys one unit (request, unit tile) may see, as a key range and the key
 // tiles that cover it (the same for every KV head).
@@ -634,7 +642,8 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // The plan whose busiest worker finishes first is written; a tie goes to the
   // plan with fewer cuts (the later candidate), whose workers all end with the
   // busiest one instead of a few finishing alone (NOTES.md: b16 32k and b8
-  // 16k ran 3% faster with all workers equal than with a tail of a few).
+  // 16k ran 3% faster with all workers equal than with a tail of a few), and
+  // even pieces count as a tie up to kEvenPiecesSlackPercent.
   // (Co-read groups are scored as units: their members run side by side.)
   // Whole units, the last candidate, is written as it is scored: it wins for
   // most large decode batches (b128 1k, b256 4k), which then take one walk
@@ -648,9 +657,12 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   if (best_plan.counts.num_merge_tasks > 0) {
     auto try_candidate = [&](const CutRule& candidate, int64_t cost_line,
                              bool write) -> absl::Status {
-      ASSIGN_OR_RETURN(ScoredPlan scored,
-                       score(candidate, cost_line, best_plan.max_worker_time, write));
-      if (scored.max_worker_time <= best_plan.max_worker_time) {
+      const int64_t bar = best_plan.max_worker_time +
+                          (candidate.kind == CutRule::kEvenPieces
+                               ? best_plan.max_worker_time * kEvenPiecesSlackPercent / 100
+                               : 0);
+      ASSIGN_OR_RETURN(ScoredPlan scored, score(candidate, cost_line, bar, write));
+      if (scored.max_worker_time <= bar) {
         best = candidate;
         best_cost_line = cost_line;
         best_plan = scored;

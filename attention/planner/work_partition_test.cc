@@ -308,6 +308,36 @@ TEST(WorkPartitionTest, LongUnitsAreCutIntoEvenPieces) {
   }
 }
 
+// Even pieces win within kEvenPiecesSlackPercent (3%) of the busiest worker:
+// one 128k request at 32/32 heads (32 units of 4096 tiles) runs as 256
+// workers of one 512-tile piece each, every unit merged by all its pieces,
+// although cutting at share ends puts the busiest worker 2.4% lower (501 model
+// tiles): those plans gave 26 workers a second segment and 26 of the 32 units
+// a merge by their last piece, and ran 2% slower on the H200 (NOTES.md, `EV`).
+// Draft-extend b8 32k q2 likewise: 256 workers of one piece instead of 264
+// with 58 two-segment ones.
+TEST(WorkPartitionTest, EvenPiecesWinWithinThreePercent) {
+  struct Case {
+    int32_t kv_heads, group, batch, q_len, k_len;
+    int64_t max_tiles;
+  };
+  for (const Case& c : {Case{32, 1, 1, 1, 131072, 512}, Case{8, 4, 8, 2, 32768, 256}}) {
+    SCOPED_TRACE(testing::Message() << c.kv_heads << " KV heads, " << c.batch << " x " << c.k_len
+                                    << ", q " << c.q_len);
+    const PartitionConfig config = Config(c.kv_heads, c.group, 128, 264);
+    Batch batch;
+    for (int32_t i = 0; i < c.batch; ++i) batch.Add(c.q_len, c.k_len);
+    const Plan plan = MustPartition(batch, config);
+    ExpectValidPlan(batch, config, plan);
+    EXPECT_EQ(plan.counts.num_active_workers, 256);
+    EXPECT_EQ(plan.counts.num_segments, 256) << "one piece per worker";
+    EXPECT_EQ(MaxWorkerTiles(plan, config), c.max_tiles);
+    for (int32_t s = 0; s < plan.counts.num_segments; ++s) {
+      EXPECT_EQ(plan.segments[s].merge_by_all, 1) << "segment " << s;
+    }
+  }
+}
+
 // 32 x 4096 keys of decode (4-row units of 128 tiles) over 264 workers: cutting
 // would give every worker ~124 tiles and two fused-merge pieces, whole units
 // give 256 workers one unit each, which ends sooner (kFusedPieceTiles). At
@@ -356,7 +386,9 @@ TEST(WorkPartitionTest, TiesGoToFewerCuts) {
 // the first quarter and its three siblings g + V, g + 2V, g + 3V take the
 // same key ranges of the same (request, KV head), one unit tile each, so the
 // four read each K/V tile side by side (DRAM once, L2 three times) instead of
-// a whole unit apart.
+// a whole unit apart. (One request: even pieces, 8 per group on 64 of the 66
+// group workers, each one piece; the last two group workers and their
+// siblings idle.)
 TEST(WorkPartitionTest, UnitsSharingKvAreDealtSideBySide) {
   const PartitionConfig config = Config(8, 4, 128, 264);
   const int32_t tile = KeysPerTile(config.head_dim);
@@ -368,10 +400,11 @@ TEST(WorkPartitionTest, UnitsSharingKvAreDealtSideBySide) {
     ExpectValidPlan(batch, config, plan);
     ASSERT_EQ(plan.counts.worker_span % 4, 0);
     const int32_t siblings = plan.counts.worker_span / 4;
-    EXPECT_EQ(siblings, 66) << "every group worker used";
+    EXPECT_EQ(siblings, 66) << "the whole grid in groups of four";
+    int32_t busy_groups = 0;
     for (int32_t g = 0; g < siblings; ++g) {
       const int32_t begin = plan.worker_begin[g], size = plan.worker_begin[g + 1] - begin;
-      ASSERT_GT(size, 0);
+      busy_groups += size > 0;
       for (int32_t m = 1; m < 4; ++m) {
         const int32_t w = m * siblings + g;
         ASSERT_EQ(plan.worker_begin[w + 1] - plan.worker_begin[w], size) << "worker " << w;
@@ -387,6 +420,7 @@ TEST(WorkPartitionTest, UnitsSharingKvAreDealtSideBySide) {
         }
       }
     }
+    EXPECT_GE(busy_groups, 64);
     EXPECT_LE(Imbalance(plan, 264), 1.10);
   }
 }

@@ -22,7 +22,10 @@
 #                              read, L2 hit rate and instructions, at free clocks with
 #                              L2 flushed before each launch, three timed replays each
 #                              (a multi-pass ncu run without cache control lets a pass
-#                              see the L2 of the pass before): OUT/ncu_NAME.txt
+#                              see the L2 of the pass before): OUT/ncu_NAME.txt. The
+#                              three launches count over the whole process: give each
+#                              case a FILTER of its own (one matching two cases profiles
+#                              only the first)
 # `ab` and `ncu` take their arguments up to the next step name. With GPU_SESSION_PACK set
 # to a path, OUT is packed there (tar.xz) after each step: the device tool
 # brings back only a few files per call, and a call cut short by its time

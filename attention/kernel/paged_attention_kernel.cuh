@@ -84,6 +84,11 @@ constexpr int kDecodeMaxRows = 16;
 constexpr bool HasPairedTilesKernel(int head_dim) { return head_dim == 128; }
 constexpr int kPairedTilesMinRows = 33;
 constexpr int DecodeStages(int head_dim) { return head_dim == 64 ? 5 : 4; }
+// The decode kernel folds its key ways without a CTA barrier for whole units
+// of at most kFoldSlotRows rows: a thread's row lane / 4 (its second row,
+// lane / 4 + 8, is padding there), whose O, max and sum fill one fold slot.
+constexpr int kFoldSlotRows = 8;
+constexpr int FoldSlotFloats(int head_dim) { return (head_dim / 8) * 2 * 32 + 2 * 32; }
 // The deep ring of the paired-tiles kernels that run compute-bound plans
 // (requests whose units share K/V: q_len x group > kUnitRows): five stages, for
 // one query tile (see kQueryTiles). With four, such units wait for their loads:
@@ -127,9 +132,14 @@ struct KernelTraits {
   static constexpr int kScratchBytes = kScratchInQueryTile ? 0 : kMergeScratchBytes;
   static constexpr int kMergeStateFloats = 4 * 32;  // m0, m1, l0, l1 per lane
   static constexpr int kMergeStateBytes = 2 * kMergeStateFloats * 4;
-  static constexpr int kBarrierBytes = 2 * kStages * 8;
+  // The decode kernel's key ways fold without a CTA barrier (FoldKeyWays):
+  // one slot per way, beside the scratch (which a barrier fold or a merge of
+  // the segment before may still be using), and four more barriers: the
+  // query tiles' "full" and the fold's "full" and "free".
+  static constexpr int kFoldBytes = kDecode ? kConsumerWarps * FoldSlotFloats(kHeadDim) * 4 : 0;
+  static constexpr int kBarrierBytes = 2 * kStages * 8 + (kDecode ? 4 * 8 : 0);
   static constexpr int kFlagBytes = 48;  // FusedMergeFlag
-  static constexpr int kOneQuerySmemBytes = kQBytes + kRingBytes + kScratchBytes +
+  static constexpr int kOneQuerySmemBytes = kQBytes + kRingBytes + kScratchBytes + kFoldBytes +
                                             kMergeStateBytes + kBarrierBytes + kFlagBytes +
                                             1024;  // + alignment slack
   // A second query tile lets the consumers load the next segment's queries
@@ -155,7 +165,7 @@ struct KernelTraits {
   static_assert(!kDeepRing || !kDecode, "the deep ring is the paired-tiles kernels'");
   static_assert(!kDeepRing || kStages >= kConsumerWarps, "a warp's previous tile is a stage back");
   static_assert(!kDecode || kStages >= kConsumerWarps, "a warp's previous tile is a stage back");
-  static_assert(!kDecode || kQueryTiles == 2, "the decode kernel loads queries a segment ahead");
+  static_assert(!kDecode || kQueryTiles == 2, "the decode kernel's queries alternate tiles");
   static_assert(2 * kSmemBytes + 2 * 1024 <= 228 * 1024, "two CTAs per SM");
 };
 
@@ -390,6 +400,28 @@ __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, i
 // ---------------------------------------------------------------------------
 // Consumer warps.
 
+// How two running softmax states of one row combine (RowState::Merge): the
+// new running max and each side's factor.
+struct MergeWeights {
+  float max;
+  float mine;
+  float theirs;
+};
+
+__device__ __forceinline__ MergeWeights MergeWeightsOf(float my_max, float other_max) {
+  const float new_max = fmaxf(my_max, other_max);
+  const float reference = new_max == -INFINITY ? 0.0f : new_max;
+  return {new_max, exp2f(my_max - reference), exp2f(other_max - reference)};
+}
+
+// x * x_weight + y * y_weight, rounded the same way wherever it is written: the key ways' fold runs
+// in registers (ConsumeSegments) and from shared memory (FoldKeyWays), and a unit must come out bit
+// for bit the same from either kernel (VariantFor), so the contraction into an FMA is spelled out
+// rather than left to the compiler.
+__device__ __forceinline__ float Weighted(float x, float x_weight, float y, float y_weight) {
+  return __fmaf_rn(x_weight, x, __fmul_rn(y_weight, y));
+}
+
 // The running softmax state of one warp's 16 rows (this thread's two rows:
 // lane / 4 and lane / 4 + 8) over the keys it has seen.
 template <int kHeadDim>
@@ -412,19 +444,16 @@ struct RowState {
   __device__ __forceinline__ void Merge(const float* other_o, const float* other_ml, int lane) {
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const float other_max = other_ml[i * 32 + lane];
-      const float other_sum = other_ml[(2 + i) * 32 + lane];
-      const float new_max = fmaxf(max[i], other_max);
-      const float reference = new_max == -INFINITY ? 0.0f : new_max;
-      const float mine = exp2f(max[i] - reference);
-      const float theirs = exp2f(other_max - reference);
-      max[i] = new_max;
-      sum[i] = sum[i] * mine + other_sum * theirs;
+      const MergeWeights w = MergeWeightsOf(max[i], other_ml[i * 32 + lane]);
+      max[i] = w.max;
+      // (The sum's terms in the other order: the compiler's choice before
+      // the rounding was spelled out, kept so the code stays the same.)
+      sum[i] = Weighted(other_ml[(2 + i) * 32 + lane], w.theirs, sum[i], w.mine);
 #pragma unroll
       for (int d = 0; d < kHeadDim / 8; ++d) {
-        o[d][2 * i] = o[d][2 * i] * mine + other_o[(d * 4 + 2 * i) * 32 + lane] * theirs;
+        o[d][2 * i] = Weighted(o[d][2 * i], w.mine, other_o[(d * 4 + 2 * i) * 32 + lane], w.theirs);
         o[d][2 * i + 1] =
-            o[d][2 * i + 1] * mine + other_o[(d * 4 + 2 * i + 1) * 32 + lane] * theirs;
+            Weighted(o[d][2 * i + 1], w.mine, other_o[(d * 4 + 2 * i + 1) * 32 + lane], w.theirs);
       }
     }
   }
@@ -473,11 +502,8 @@ __device__ __forceinline__ UnitView UnitOf(const WorkSegment& segment, int group
 }
 
 // 16-row blocks of a unit of `rows` rows; the other factor of the four
-// consumer warps are its key ways. The decode kernel's units are one block.
-template <bool kDecode>
-__device__ __forceinline__ int RowBlocks(int rows) {
-  return kDecode || rows <= 16 ? 1 : rows <= 32 ? 2 : 4;
-}
+// consumer warps are its key ways. (The decode kernel's units are one block.)
+__device__ __forceinline__ int RowBlocks(int rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
 
 // S = Q K^T for one warp's 16 rows (row block `row_block` of the unit) with
 // mma.sync. (Splitting the k-steps over two accumulator sets was tried: the
@@ -774,13 +800,16 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
 // Starts copying the unit's query rows (the first `row_blocks` x 16; rows past
 // the unit zero-filled) into the swizzled query tile, as one cp.async group
 // of this thread (the caller waits for it).
+// Copies the unit's query tile (kQueryRows rows; rows past the unit are
+// zero-filled) by cp.async, chunk `first`, first + `stride`, ... of its
+// 16-byte chunks from each calling thread.
 template <typename T, int kHeadDim, int kQueryRows>
-__device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, const UnitView& unit,
-                                               int row_blocks, T* q_smem) {
+__device__ __forceinline__ void CopyQueryChunks(const PagedAttentionParams& p, const UnitView& unit,
+                                                int rows, T* q_smem, int first, int stride) {
   using Traits = KernelTraits<kHeadDim>;
   const T* q = static_cast<const T*>(p.q);
-  const int chunks = row_blocks * 16 * Traits::kChunksPerRow;
-  for (int c = threadIdx.x; c < chunks; c += Traits::kConsumerThreads) {
+  const int chunks = rows * Traits::kChunksPerRow;
+  for (int c = first; c < chunks; c += stride) {
     const int row = c / Traits::kChunksPerRow;
     const int chunk = c % Traits::kChunksPerRow;
     const bool valid = row < unit.rows;
@@ -793,6 +822,13 @@ __device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, co
     }
     CpAsync16(SmemAddress(q_smem) + 2 * TileOffset<kHeadDim, kQueryRows>(row, chunk), src, valid);
   }
+}
+
+template <typename T, int kHeadDim, int kQueryRows>
+__device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, const UnitView& unit,
+                                               int row_blocks, T* q_smem) {
+  CopyQueryChunks<T, kHeadDim, kQueryRows>(p, unit, row_blocks * 16, q_smem, threadIdx.x,
+                                           KernelTraits<kHeadDim>::kConsumerThreads);
   CpAsyncCommit();
 }
 
@@ -923,14 +959,15 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
   }
 }
 
-template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles,
-          bool kDeepRing>
+// The consumer warps of the general, tree and paired-tiles kernels (the
+// decode kernel's are ConsumeDecodeSegments).
+template <typename T, int kHeadDim, bool kTreeMasks, bool kPairedTiles, bool kDeepRing>
 __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* q_smem, T* k_ring, T* v_ring,
                                                 float* scratch, float* merge_state, uint64_t* full,
                                                 uint64_t* empty, FusedMergeFlag* merge_flag) {
-  using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing>;
-  static_assert(!kPairedTiles || (!kDecode && HasPairedTilesKernel(kHeadDim)),
+  using Traits = KernelTraits<kHeadDim, false, kDeepRing>;
+  static_assert(!kPairedTiles || HasPairedTilesKernel(kHeadDim),
                 "paired tiles: general and tree kernels at head_dim 128");
   static_assert(!kDeepRing || kPairedTiles, "the deep ring is the paired-tiles kernels'");
   constexpr int kQueryRows = Traits::kQueryRows;
@@ -952,7 +989,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const int q_len = segment.q_len;
     const int k_len = segment.k_len;
     // Warp layout for this unit: row_blocks x key_ways = 4 warps.
-    const int row_blocks = RowBlocks<kDecode>(unit.rows);
+    const int row_blocks = RowBlocks(unit.rows);
     const int key_ways = Traits::kConsumerWarps / row_blocks;
     const int row_block = warp % row_blocks;
     const int key_way = warp / row_blocks;
@@ -974,7 +1011,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const uint32_t q_base = kPairedTiles && (!kTreeMasks || kDeepRing)
                                 ? __shfl_sync(kFullMask, SmemAddress(q_tile), 0)
                                 : SmemAddress(q_tile);
-    // The query tile, once it is no longer read, or the decode kernel's scratch.
+    // The query tile, once it is no longer read, else the scratch.
     float* merge_o = Traits::kScratchInQueryTile ? reinterpret_cast<float*>(q_tile) : scratch;
     // The previous segment is done with the query tiles (and merge scratch).
     ConsumerBarrier();
@@ -985,7 +1022,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         const WorkSegment following = LoadSegment(p.plan.segments + s + 1);
         if (following.key_end > following.key_begin) {
           const UnitView next_unit = UnitOf(following, p.group);
-          IssueQueryTile<T, kHeadDim, kQueryRows>(p, next_unit, RowBlocks<kDecode>(next_unit.rows),
+          IssueQueryTile<T, kHeadDim, kQueryRows>(p, next_unit, RowBlocks(next_unit.rows),
                                                   q_smem + (query_tile ^ 1) * Traits::kQElems);
           prefetching = true;
         }
@@ -1004,7 +1041,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     state.Reset();
     // wgmma takes the whole warpgroup: only units of four row blocks, where
     // every warp reads every tile (warps of padding rows compute and discard).
-    const bool use_wgmma = !kDecode && PA_HAS_WGMMA && p.use_wgmma != 0 && row_blocks == 4;
+    const bool use_wgmma = PA_HAS_WGMMA && p.use_wgmma != 0 && row_blocks == 4;
     const bool has_rows = row_block * 16 < unit.rows;
     const bool computes = has_rows || use_wgmma;
     int t = key_way;
@@ -1110,15 +1147,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
 
     // Fold the key ways into way 0, halving each round, through the query
     // tile (two 16-row fp32 states fit) and the small merge-state buffer.
-    // A round whose upper ways all had no tile (way w takes tiles w,
-    // w + key_ways, ...) would fold empty states, which changes no bit
-    // (State::Merge scales by exactly 1 and 0), so the decode kernel skips
-    // it (its four key ways fold in two rounds: short segments, such as a
-    // one-tile call's, fold in one); the last round always runs, for its
-    // barriers. Uniform over the consumers. (Only in the decode kernel, so
-    // the others' code is unchanged.)
     for (int half = key_ways / 2; half >= 1; half /= 2) {
-      if (kDecode && half > 1 && tiles.num_tiles <= half) continue;
       ConsumerBarrier();
       if (key_way >= half && key_way < 2 * half) {
         const int slot = (key_way - half) * row_blocks + row_block;
@@ -1136,8 +1165,221 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       WriteRows<T, kHeadDim>(p, unit, row_block, segment.partial, state);
     }
     if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
-      MergeIfLastPiece<T, kHeadDim, kDecode>(p, segment.merge_task, unit.rows, merge_o, merge_flag,
-                                             segment, q_smem);
+      MergeIfLastPiece<T, kHeadDim, false>(p, segment.merge_task, unit.rows, merge_o, merge_flag,
+                                           segment, q_smem);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The decode kernel's consumer warps.
+//
+// Its four warps are key ways of one unit: tile g of the CTA's sequence goes
+// to warp g % 4, across segments, so the ways are not in step at a segment's
+// end (its last tiles land one after another). A fold with CTA barriers holds
+// every way until the last tile's way is through, then through the fold,
+// the write and the next segment's start, while the ring (four tiles deep)
+// fills with the next segment's first tiles and stops streaming (NOTES.md:
+// ~2 us per boundary on b128 1k). So whole units of at most kFoldSlotRows
+// rows fold without one: each way leaves its state in its fold slot and goes
+// on to its next tile; the way of the segment's last tile (the folder) waits
+// for the other three slots, folds, writes the rows and loads the queries of
+// the segment after next. Pieces of cut units (which merge after the fold)
+// and larger units fold with barriers as in ConsumeSegments.
+
+// One key way's fold slot: O of the thread's row lane / 4, then its running
+// max and sum.
+template <int kHeadDim>
+__device__ __forceinline__ void StoreFoldSlot(const RowState<kHeadDim>& state, float* slot,
+                                              int lane) {
+#pragma unroll
+  for (int d = 0; d < kHeadDim / 8; ++d) {
+    slot[(2 * d) * 32 + lane] = state.o[d][0];
+    slot[(2 * d + 1) * 32 + lane] = state.o[d][1];
+  }
+  slot[(kHeadDim / 4) * 32 + lane] = state.max[0];
+  slot[(kHeadDim / 4 + 1) * 32 + lane] = state.sum[0];
+}
+
+// Row lane / 4 of (way 0 + way 2) + (way 1 + way 3) from the four key ways'
+// slots (by logical way: the way's tiles are 0, 1, 2, 3 mod 4 of the
+// segment), into `state`: the barrier fold's tree (way w takes way w + 2,
+// then way 0 takes way 1) in RowState::Merge's arithmetic, so the unit comes
+// out bit for bit as in the general kernel.
+template <int kHeadDim>
+__device__ __forceinline__ void FoldKeyWays(const float* slots, RowState<kHeadDim>& state,
+                                            int lane) {
+  constexpr int kSlot = FoldSlotFloats(kHeadDim);
+  constexpr int kMax = (kHeadDim / 4) * 32;
+  constexpr int kSum = kMax + 32;
+  const float* way0 = slots + lane;
+  const float* way1 = way0 + kSlot;
+  const float* way2 = way1 + kSlot;
+  const float* way3 = way2 + kSlot;
+  const MergeWeights a = MergeWeightsOf(way0[kMax], way2[kMax]);
+  const MergeWeights b = MergeWeightsOf(way1[kMax], way3[kMax]);
+  const MergeWeights ab = MergeWeightsOf(a.max, b.max);
+  state.max[0] = ab.max;
+  state.sum[0] = Weighted(Weighted(way3[kSum], b.theirs, way1[kSum], b.mine), ab.theirs,
+                          Weighted(way2[kSum], a.theirs, way0[kSum], a.mine), ab.mine);
+#pragma unroll
+  for (int d = 0; d < kHeadDim / 8; ++d) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int at = (2 * d + e) * 32;
+      state.o[d][e] = Weighted(Weighted(way0[at], a.mine, way2[at], a.theirs), ab.mine,
+                               Weighted(way1[at], b.mine, way3[at], b.theirs), ab.theirs);
+    }
+  }
+}
+
+// Loads segment s's query tile into `tile` by one warp's cp.async (rows past
+// the unit zero-filled); each lane arrives on `tile_full` (32 arrivals) once
+// its copies have landed. Lane r works out row r's address (one division by
+// the group) and hands it to the lanes that copy the row's chunks.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void LoadDecodeQueries(const PagedAttentionParams& p, int s, T* tile,
+                                                  uint64_t* tile_full, int lane) {
+  using Traits = KernelTraits<kHeadDim, true>;
+  static_assert(Traits::kQueryRows <= 32, "a lane per row");
+  const UnitView unit = UnitOf(LoadSegment(p.plan.segments + s), p.group);
+  int64_t row_offset = 0;  // elements from q to row `lane`
+  if (lane < unit.rows) {
+    const int packed = unit.unit_row0 + lane;
+    const int token = unit.q_begin + packed / p.group;
+    const int head = unit.kv_head * p.group + packed % p.group;
+    row_offset = (int64_t{token} * p.num_q_heads + head) * kHeadDim;
+  }
+  const T* q = static_cast<const T*>(p.q);
+  const int chunk = lane % Traits::kChunksPerRow;
+#pragma unroll
+  for (int row0 = 0; row0 < Traits::kQueryRows; row0 += Traits::kRowsPerPass) {
+    const int row = row0 + lane / Traits::kChunksPerRow;
+    const int64_t offset = __shfl_sync(kFullMask, row_offset, row);
+    const bool valid = row < unit.rows;
+    CpAsync16(SmemAddress(tile) + 2 * TileOffset<kHeadDim, Traits::kQueryRows>(row, chunk),
+              q + (valid ? offset + chunk * 8 : 0), valid);
+  }
+  CpAsyncMbarrierArrive(tile_full);
+}
+
+// barriers: query_full[2] (the query tile of every other segment), fold_full
+// (the four ways' slots are in), fold_free (the folder has read them).
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void ConsumeDecodeSegments(
+    const PagedAttentionParams& p, int segment_begin, int segment_end, T* q_smem, T* k_ring,
+    T* v_ring, float* scratch, float* fold_slots, float* merge_state, uint64_t* full,
+    uint64_t* empty, uint64_t* barriers, FusedMergeFlag* merge_flag) {
+  using Traits = KernelTraits<kHeadDim, true>;
+  constexpr int kQueryRows = Traits::kQueryRows;
+  constexpr int kKeysPerTile = Traits::kKeysPerTile;
+  constexpr int kWays = Traits::kConsumerWarps;
+  uint64_t* query_full = barriers;
+  uint64_t* fold_full = barriers + 2;
+  uint64_t* fold_free = barriers + 3;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  RowState<kHeadDim> state;
+  uint32_t tile_counter = 0;  // tiles consumed by this CTA so far: same sequence as the producer's
+  int folds = 0;              // barrier-free folds so far (fold_full / fold_free phases)
+
+  // Segment i's queries go to tile i % 2, two segments ahead: the first two
+  // now (warps 0 and 1), each later one by whoever finished the segment
+  // before it in that tile.
+  if (warp < 2 && segment_begin + warp < segment_end) {
+    LoadDecodeQueries<T, kHeadDim>(p, segment_begin + warp, q_smem + warp * Traits::kQElems,
+                                   &query_full[warp], lane);
+  }
+  for (int s = segment_begin; s < segment_end; ++s) {
+    const int i = s - segment_begin;
+    const WorkSegment segment = LoadSegment(p.plan.segments + s);
+    const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
+    UnitView unit = UnitOf(segment, p.group);
+    const int diagonal_offset = segment.k_len - segment.q_len;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = min(lane / 4 + 8 * r, unit.rows - 1);
+      unit.row_diag[r] = (unit.unit_row0 + row) / p.group + diagonal_offset;
+    }
+    unit.tree_base = segment.k_len - kTreeMaskKeys;
+    unit.diag_to_token = unit.q_begin - diagonal_offset;
+    unit.min_diag = unit.unit_row0 / p.group + diagonal_offset;
+    unit.max_diag = (unit.unit_row0 + unit.rows - 1) / p.group + diagonal_offset;
+    // This warp's logical way in the segment: its tiles are key_way,
+    // key_way + 4, ... (as way key_way's in the general kernel). Its previous
+    // tile is always the CTA's tile g - 4, which is what keeps each wait's
+    // parity unambiguous: tiles land in issue order, so the stage's previous
+    // round (tile g - kStages <= g - 4) has landed, as in ConsumeSegments.
+    const int key_way = static_cast<int>((warp + kWays - tile_counter % kWays) % kWays);
+    T* q_tile = q_smem + (i % 2) * Traits::kQElems;
+    const uint32_t q_base = SmemAddress(q_tile);
+    MbarrierWait(&query_full[i % 2], (i / 2) & 1);
+    state.Reset();
+    for (int t = key_way; t < tiles.num_tiles; t += kWays) {
+      const uint32_t g = tile_counter + t;
+      const int stage = g % Traits::kStages;
+      MbarrierWait(&full[stage], (g / Traits::kStages) & 1);
+      const uint32_t k_base[1] = {SmemAddress(k_ring + stage * Traits::kTileElems)};
+      const uint32_t v_base[1] = {SmemAddress(v_ring + stage * Traits::kTileElems)};
+      AttendTile<T, kHeadDim, kQueryRows, false>(p, unit, 0, (tiles.first_tile + t) * kKeysPerTile,
+                                                 false, q_base, k_base, v_base, state);
+      __syncwarp();
+      if (lane == 0) MbarrierArrive(&empty[stage], kWays);  // the stage's one reader
+    }
+    tile_counter += tiles.num_tiles;
+    const bool has_next_query = s + 2 < segment_end;
+
+    if (segment.partial < 0 && unit.rows <= kFoldSlotRows) {
+      // The way that took the segment's last tile folds (way 0 if none).
+      const int folder = tiles.num_tiles > 0 ? (tiles.num_tiles - 1) % kWays : 0;
+      if (folds > 0) MbarrierWait(fold_free, (folds - 1) & 1);  // the last fold read the slots
+      StoreFoldSlot(state, fold_slots + key_way * FoldSlotFloats(kHeadDim), lane);
+      __syncwarp();
+      if (lane == 0) MbarrierArrive(fold_full, 1);
+      if (key_way == folder) {
+        MbarrierWait(fold_full, folds & 1);
+        FoldKeyWays(fold_slots, state, lane);
+        __syncwarp();
+        if (lane == 0) MbarrierArrive(fold_free, 1);
+        WriteRows<T, kHeadDim>(p, unit, 0, -1, state);
+        // Every way is through the segment, so its query tile is free.
+        if (has_next_query) {
+          LoadDecodeQueries<T, kHeadDim>(p, s + 2, q_tile, &query_full[i % 2], lane);
+        }
+      }
+      ++folds;
+      continue;
+    }
+
+    // The barrier fold (ConsumeSegments'), in logical ways. A round whose
+    // upper ways all had no tile would fold empty states, which changes no
+    // bit (RowState::Merge scales by exactly 1 and 0), so it is skipped (four
+    // key ways fold in two rounds: short segments fold in one); the last
+    // round always runs, for its barriers. Uniform over the consumers.
+    for (int half = kWays / 2; half >= 1; half /= 2) {
+      if (half > 1 && tiles.num_tiles <= half) continue;
+      ConsumerBarrier();
+      if (key_way >= half && key_way < 2 * half) {
+        const int slot = key_way - half;
+        state.Store(scratch + slot * 16 * kHeadDim, merge_state + slot * Traits::kMergeStateFloats,
+                    lane);
+      }
+      ConsumerBarrier();
+      if (key_way < half) {
+        state.Merge(scratch + key_way * 16 * kHeadDim,
+                    merge_state + key_way * Traits::kMergeStateFloats, lane);
+      }
+    }
+    // Past the fold's barriers every way is through the segment.
+    if (key_way == 1 && has_next_query) {
+      LoadDecodeQueries<T, kHeadDim>(p, s + 2, q_tile, &query_full[i % 2], lane);
+    }
+    if (key_way == 0) WriteRows<T, kHeadDim>(p, unit, 0, segment.partial, state);
+    if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
+      // (Its spread form stages through the query tiles: only at a worker's
+      // last segment, when no query load is in flight.)
+      MergeIfLastPiece<T, kHeadDim, true>(p, segment.merge_task, unit.rows, scratch, merge_flag,
+                                          segment, q_smem);
     }
   }
 }
@@ -1163,10 +1405,14 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
   T* k_ring = q_smem + Traits::kQueryTiles * Traits::kQElems;
   T* v_ring = k_ring + Traits::kStages * Traits::kTileElems;
   float* scratch = reinterpret_cast<float*>(v_ring + Traits::kStages * Traits::kTileElems);
-  float* merge_state = scratch + Traits::kScratchBytes / 4;
+  float* fold_slots = scratch + Traits::kScratchBytes / 4;  // decode kernel only
+  float* merge_state = fold_slots + Traits::kFoldBytes / 4;
   uint64_t* full = reinterpret_cast<uint64_t*>(merge_state + 2 * Traits::kMergeStateFloats);
   uint64_t* empty = full + Traits::kStages;
-  auto* merge_flag = reinterpret_cast<FusedMergeFlag*>(empty + Traits::kStages);
+  // The decode kernel's: query_full[2], fold_full, fold_free (ConsumeDecodeSegments).
+  uint64_t* decode_barriers = empty + Traits::kStages;
+  auto* merge_flag =
+      reinterpret_cast<FusedMergeFlag*>(reinterpret_cast<uint8_t*>(full) + Traits::kBarrierBytes);
 
   // The merge step may launch now (it waits for this grid's end before it
   // reads anything): its launch overlaps this kernel instead of following it.
@@ -1184,6 +1430,12 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
     for (int stage = 0; stage < Traits::kStages; ++stage) {
       MbarrierInit(&full[stage], 32);  // one cp.async arrival per producer lane
       MbarrierInit(&empty[stage], Traits::kConsumerWarps);
+    }
+    if constexpr (kDecode) {
+      MbarrierInit(&decode_barriers[0], 32);  // a query tile: one cp.async arrival per lane
+      MbarrierInit(&decode_barriers[1], 32);  // of the warp that loads it
+      MbarrierInit(&decode_barriers[2], Traits::kConsumerWarps);  // fold_full: every key way
+      MbarrierInit(&decode_barriers[3], 1);                       // fold_free: the folder
     }
   }
   __syncthreads();  // the last CTA-wide barrier: roles split below
@@ -1206,9 +1458,15 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
       asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
     }
 #endif
-    ConsumeSegments<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles, kDeepRing>(
-        p, segment_begin, segment_end, q_smem, k_ring, v_ring, scratch, merge_state, full, empty,
-        merge_flag);
+    if constexpr (kDecode) {
+      ConsumeDecodeSegments<T, kHeadDim>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
+                                         scratch, fold_slots, merge_state, full, empty,
+                                         decode_barriers, merge_flag);
+    } else {
+      ConsumeSegments<T, kHeadDim, kTreeMasks, kPairedTiles, kDeepRing>(
+          p, segment_begin, segment_end, q_smem, k_ring, v_ring, scratch, merge_state, full, empty,
+          merge_flag);
+    }
   }
 }
 

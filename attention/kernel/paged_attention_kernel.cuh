@@ -501,6 +501,23 @@ __device__ __forceinline__ UnitView UnitOf(const WorkSegment& segment, int group
   return unit;
 }
 
+// The UnitView fields of this thread's rows (row block `row_block`) and the
+// unit's causal diagonals and tree-mask positions.
+__device__ __forceinline__ void SetDiagonals(UnitView& unit, const WorkSegment& segment, int group,
+                                             int row_block, int lane) {
+  // Query j's last visible key: j + diagonal_offset.
+  const int diagonal_offset = segment.k_len - segment.q_len;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int row = min(row_block * 16 + lane / 4 + 8 * i, unit.rows - 1);
+    unit.row_diag[i] = (unit.unit_row0 + row) / group + diagonal_offset;
+  }
+  unit.tree_base = segment.k_len - kTreeMaskKeys;
+  unit.diag_to_token = unit.q_begin - diagonal_offset;
+  unit.min_diag = unit.unit_row0 / group + diagonal_offset;
+  unit.max_diag = (unit.unit_row0 + unit.rows - 1) / group + diagonal_offset;
+}
+
 // 16-row blocks of a unit of `rows` rows; the other factor of the four
 // consumer warps are its key ways. (The decode kernel's units are one block.)
 __device__ __forceinline__ int RowBlocks(int rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
@@ -797,12 +814,11 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   }
 }
 
-// Starts copying the unit's query rows (the first `row_blocks` x 16; rows past
-// the unit zero-filled) into the swizzled query tile, as one cp.async group
-// of this thread (the caller waits for it).
-// Copies the unit's query tile (kQueryRows rows; rows past the unit are
-// zero-filled) by cp.async, chunk `first`, first + `stride`, ... of its
-// 16-byte chunks from each calling thread.
+// Copies the unit's first `rows` query rows (rows past the unit zero-filled)
+// into the swizzled query tile by cp.async: chunks `first`, first + `stride`,
+// ... of its 16-byte chunks from each calling thread. (Its one caller is
+// IssueQueryTile; the split moved one instruction in the general kernels'
+// PTX, so it stays until a GPU run can check its removal.)
 template <typename T, int kHeadDim, int kQueryRows>
 __device__ __forceinline__ void CopyQueryChunks(const PagedAttentionParams& p, const UnitView& unit,
                                                 int rows, T* q_smem, int first, int stride) {
@@ -824,6 +840,9 @@ __device__ __forceinline__ void CopyQueryChunks(const PagedAttentionParams& p, c
   }
 }
 
+// Starts copying the unit's query rows (the first `row_blocks` x 16; rows past
+// the unit zero-filled) into the swizzled query tile, as one cp.async group
+// of this thread (the caller waits for it).
 template <typename T, int kHeadDim, int kQueryRows>
 __device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, const UnitView& unit,
                                                int row_blocks, T* q_smem) {
@@ -987,22 +1006,12 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     UnitView unit = UnitOf(segment, p.group);
     const int q_len = segment.q_len;
-    const int k_len = segment.k_len;
     // Warp layout for this unit: row_blocks x key_ways = 4 warps.
     const int row_blocks = RowBlocks(unit.rows);
     const int key_ways = Traits::kConsumerWarps / row_blocks;
     const int row_block = warp % row_blocks;
     const int key_way = warp / row_blocks;
-    const int diagonal_offset = k_len - q_len;  // query j's last visible key: j + offset
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int row = min(row_block * 16 + lane / 4 + 8 * i, unit.rows - 1);
-      unit.row_diag[i] = (unit.unit_row0 + row) / p.group + diagonal_offset;
-    }
-    unit.tree_base = k_len - kTreeMaskKeys;
-    unit.diag_to_token = unit.q_begin - diagonal_offset;
-    unit.min_diag = unit.unit_row0 / p.group + diagonal_offset;
-    unit.max_diag = (unit.unit_row0 + unit.rows - 1) / p.group + diagonal_offset;
+    SetDiagonals(unit, segment, p.group, row_block, lane);
 
     T* q_tile = q_smem + query_tile * Traits::kQElems;
     // Through a shuffle from lane 0 in the paired kernels (see the paired
@@ -1295,16 +1304,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(
     const WorkSegment segment = LoadSegment(p.plan.segments + s);
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     UnitView unit = UnitOf(segment, p.group);
-    const int diagonal_offset = segment.k_len - segment.q_len;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = min(lane / 4 + 8 * r, unit.rows - 1);
-      unit.row_diag[r] = (unit.unit_row0 + row) / p.group + diagonal_offset;
-    }
-    unit.tree_base = segment.k_len - kTreeMaskKeys;
-    unit.diag_to_token = unit.q_begin - diagonal_offset;
-    unit.min_diag = unit.unit_row0 / p.group + diagonal_offset;
-    unit.max_diag = (unit.unit_row0 + unit.rows - 1) / p.group + diagonal_offset;
+    SetDiagonals(unit, segment, p.group, 0, lane);
     // This warp's logical way in the segment: its tiles are key_way,
     // key_way + 4, ... (as way key_way's in the general kernel). Its previous
     // tile is always the CTA's tile g - 4, which is what keeps each wait's

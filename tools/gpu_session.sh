@@ -13,11 +13,13 @@
 #   ab ROUNDS FILTER NAME...   A/B of ab/bench_NAME, one process each per round,
 #                              order rotated: OUT/ab_NAME_ROUND.json, OUT/ab_table.txt
 #   peers                      tools/peer_benchmark.py: OUT/peers.json, OUT/peers_table.txt
-#   checks                     memcheck of the kernel test, racecheck of its sweep,
-#                              tree and verify cases (120 s: on the H200 it ends inside
-#                              the sweep, and says at which case), graph-replay memcheck
-#                              and the plan_batch dumps through check_dump.py:
-#                              OUT/gpu_checks.txt
+#   checks                     memcheck of the kernel test, racecheck in four parts of
+#                              100 s each (the kernel test's targeted cases, the fp16
+#                              sweep at pages 1/16/256, the bf16 sweep at page 16, the
+#                              modes test's tree cases; a part cut at its limit says so
+#                              and at which case), graph-replay memcheck and the
+#                              plan_batch dumps through check_dump.py:
+#                              OUT/gpu_checks.txt, OUT/racecheck_all.log
 #   ncu NAME FILTER...         Nsight Compute of the attention and merge kernels of each
 #                              case FILTER matches, run by ab/bench_NAME (NAME bundle:
 #                              the bundle's benchmark): one pass of duration, DRAM bytes
@@ -96,20 +98,35 @@ run_checks() {
     echo "== memcheck paged_attention_test"
     timeout 120 compute-sanitizer --tool memcheck --error-exitcode 1 \
       $bin/attention_kernel_paged_attention_test --gtest_brief=1 2>&1 | tail -3
-    echo "== racecheck (Sweep, Tree, Verify cases)"
-    timeout 120 compute-sanitizer --tool racecheck $bin/attention_kernel_paged_attention_test \
-      --gtest_filter='*Sweep*:*Tree*:*Verify*' --gtest_brief=1 > "$out/racecheck.log" 2>&1
-    local racecheck_rc=$?
-    grep -E 'PASSED|FAILED|RACECHECK SUMMARY' "$out/racecheck.log"
-    # The time limit ends it inside the sweep on the H200 (after
-    # VerifyOver128kKeys and the bf16 cases of head_dim 64, 128 and part of
-    # 256; before the fp16 ones): say so, and how far it got.
-    if ((racecheck_rc == 124)); then
-      echo "racecheck cut at its 120 s limit; last case reached:" \
-        "$(grep -oE '^ERRSTAT [^ ]+ ' "$out/racecheck.log" | tail -1 | cut -d' ' -f2)"
-    fi
-    grep -oE 'Race reported between [A-Za-z]+ access at [^ ]+' "$out/racecheck.log" |
-      sed 's/(.*//' | sort | uniq -c
+    # racecheck runs ~50x slower than the tests, so it takes its cases in
+    # parts of their own, each under its own limit (one filter over the
+    # whole sweep ended inside its bfloat16 half and never reached a float16
+    # case): the kernel test's targeted cases (few workers with many
+    # segments, merges, the decode and paired kernels against the general
+    # one), the float16 sweep at three page sizes, the bfloat16 sweep at page
+    # 16, and the modes test's tree cases. A part cut at its limit says so,
+    # and names the last case it reached.
+    local part binary filter racecheck_rc
+    for part in \
+      "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys" \
+      "paged_attention_test *Sweep*/float16_*_page1:*Sweep*/float16_*_page16:*Sweep*/float16_*_page256" \
+      "paged_attention_test *Sweep*/bfloat16_*_page16" \
+      "paged_attention_modes_test *TreeGpuTest.*:*TreeVerifyGpuTest.*"; do
+      read -r binary filter <<< "$part"
+      echo "== racecheck $binary $filter"
+      timeout 100 compute-sanitizer --tool racecheck $bin/attention_kernel_$binary \
+        --gtest_filter="$filter" > "$out/racecheck.log" 2>&1
+      racecheck_rc=$?
+      cat "$out/racecheck.log" >> "$out/racecheck_all.log"
+      grep -E 'PASSED|FAILED|RACECHECK SUMMARY' "$out/racecheck.log"
+      if ((racecheck_rc == 124)); then
+        echo "racecheck cut at its 100 s limit; last case reached:" \
+          "$(grep -E '^\[ RUN' "$out/racecheck.log" | tail -1 | cut -c14-)"
+      fi
+      grep -oE 'Race reported between [A-Za-z]+ access at [^ ]+' "$out/racecheck.log" |
+        sed 's/(.*//' | sort | uniq -c
+    done
+    rm -f "$out/racecheck.log"
     echo "== memcheck graph_replay_stress_test"
     STRESS_ITERATIONS=200 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 1 \
       $bin/attention_kernel_graph_replay_stress_test --gtest_brief=1 2>&1 | tail -4

@@ -89,6 +89,7 @@ constexpr int DecodeStages(int head_dim) { return head_dim == 64 ? 5 : 4; }
 // lane / 4 + 8, is padding there), whose O, max and sum fill one fold slot.
 constexpr int kFoldSlotRows = 8;
 constexpr int FoldSlotFloats(int head_dim) { return (head_dim / 8) * 2 * 32 + 2 * 32; }
+constexpr int MaxOf(int a, int b) { return a > b ? a : b; }
 // The deep ring of the paired-tiles kernels that run compute-bound plans
 // (requests whose units share K/V: q_len x group > kUnitRows): five stages, for
 // one query tile (see kQueryTiles). With four, such units wait for their loads:
@@ -121,25 +122,25 @@ struct KernelTraits {
   static constexpr int kQElems = kQueryRows * kHeadDim;
   static constexpr int kQBytes = kQElems * 2;
   static constexpr int kRingBytes = 2 * kStages * kTileElems * 2;  // K and V
-  // The merge of key ways (two warps' O in fp32) and the fused merge's
-  // per-warp weight tables: in the query tile once it is no longer read, or
-  // in a scratch of their own where the query tile is too small (decode).
+  // The merge of key ways (two warps' O in fp32), the fused merge's per-warp
+  // weight tables and the decode kernel's fold slots (one per key way, for
+  // its fold without a CTA barrier: FoldKeyWays): in the query tile once it
+  // is no longer read, or in a scratch of their own where the query tile is
+  // too small (decode). The scratch's users take turns (ConsumeDecodeSegments).
   static constexpr int kKeyWayMergeBytes = 2 * 16 * kHeadDim * 4;
   static constexpr int kWeightTableBytes = kConsumerWarps * kMergeWeights * 4;
+  static constexpr int kFoldBytes = kDecode ? kConsumerWarps * FoldSlotFloats(kHeadDim) * 4 : 0;
   static constexpr int kMergeScratchBytes =
-      kKeyWayMergeBytes > kWeightTableBytes ? kKeyWayMergeBytes : kWeightTableBytes;
+      MaxOf(MaxOf(kKeyWayMergeBytes, kWeightTableBytes), kFoldBytes);
   static constexpr bool kScratchInQueryTile = kQBytes >= kMergeScratchBytes;
   static constexpr int kScratchBytes = kScratchInQueryTile ? 0 : kMergeScratchBytes;
   static constexpr int kMergeStateFloats = 4 * 32;  // m0, m1, l0, l1 per lane
   static constexpr int kMergeStateBytes = 2 * kMergeStateFloats * 4;
-  // The decode kernel's key ways fold without a CTA barrier (FoldKeyWays):
-  // one slot per way, beside the scratch (which a barrier fold or a merge of
-  // the segment before may still be using), and four more barriers: the
-  // query tiles' "full" and the fold's "full" and "free".
-  static constexpr int kFoldBytes = kDecode ? kConsumerWarps * FoldSlotFloats(kHeadDim) * 4 : 0;
+  // The decode kernel has four more barriers: the query tiles' "full" and
+  // the fold's "full" and "free".
   static constexpr int kBarrierBytes = 2 * kStages * 8 + (kDecode ? 4 * 8 : 0);
   static constexpr int kFlagBytes = 48;  // FusedMergeFlag
-  static constexpr int kOneQuerySmemBytes = kQBytes + kRingBytes + kScratchBytes + kFoldBytes +
+  static constexpr int kOneQuerySmemBytes = kQBytes + kRingBytes + kScratchBytes +
                                             kMergeStateBytes + kBarrierBytes + kFlagBytes +
                                             1024;  // + alignment slack
   // A second query tile lets the consumers load the next segment's queries
@@ -814,18 +815,17 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   }
 }
 
-// Copies the unit's first `rows` query rows (rows past the unit zero-filled)
-// into the swizzled query tile by cp.async: chunks `first`, first + `stride`,
-// ... of its 16-byte chunks from each calling thread. (Its one caller is
-// IssueQueryTile; the split moved one instruction in the general kernels'
-// PTX, so it stays until a GPU run can check its removal.)
+// Starts copying the unit's query rows (the first `row_blocks` x 16; rows past
+// the unit zero-filled) into the swizzled query tile by cp.async, every
+// consumer thread taking every kConsumerThreads-th 16-byte chunk, as one
+// cp.async group of this thread (the caller waits for it).
 template <typename T, int kHeadDim, int kQueryRows>
-__device__ __forceinline__ void CopyQueryChunks(const PagedAttentionParams& p, const UnitView& unit,
-                                                int rows, T* q_smem, int first, int stride) {
+__device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, const UnitView& unit,
+                                               int row_blocks, T* q_smem) {
   using Traits = KernelTraits<kHeadDim>;
   const T* q = static_cast<const T*>(p.q);
-  const int chunks = rows * Traits::kChunksPerRow;
-  for (int c = first; c < chunks; c += stride) {
+  const int chunks = row_blocks * 16 * Traits::kChunksPerRow;
+  for (int c = threadIdx.x; c < chunks; c += Traits::kConsumerThreads) {
     const int row = c / Traits::kChunksPerRow;
     const int chunk = c % Traits::kChunksPerRow;
     const bool valid = row < unit.rows;
@@ -838,16 +838,6 @@ __device__ __forceinline__ void CopyQueryChunks(const PagedAttentionParams& p, c
     }
     CpAsync16(SmemAddress(q_smem) + 2 * TileOffset<kHeadDim, kQueryRows>(row, chunk), src, valid);
   }
-}
-
-// Starts copying the unit's query rows (the first `row_blocks` x 16; rows past
-// the unit zero-filled) into the swizzled query tile, as one cp.async group
-// of this thread (the caller waits for it).
-template <typename T, int kHeadDim, int kQueryRows>
-__device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, const UnitView& unit,
-                                               int row_blocks, T* q_smem) {
-  CopyQueryChunks<T, kHeadDim, kQueryRows>(p, unit, row_blocks * 16, q_smem, threadIdx.x,
-                                           KernelTraits<kHeadDim>::kConsumerThreads);
   CpAsyncCommit();
 }
 
@@ -975,6 +965,36 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     if (2 * warp < rows) MergeRows<T, 2>(p, kHeadDim, task, 2 * warp, weights);
   } else {
     for (int row = warp; row < rows; row += kWarps) MergeRow<T>(p, kHeadDim, task, row, weights);
+  }
+}
+
+// Folds the key ways' states into way 0's with CTA barriers, halving each
+// round (way w takes way w + half), through `merge_o` (two 16-row fp32 O
+// states per row block) and `merge_state`. With kSkipEmptyRounds (the decode
+// kernel), a round whose upper ways all had no tile (way w took tiles w,
+// w + key_ways, ... of the segment's `num_tiles`) is skipped: it would fold
+// empty states, which changes no bit (RowState::Merge scales by exactly 1
+// and 0), so four key ways fold in two rounds and short segments, such as a
+// one-tile call's, in one. The last round always runs, for its barriers.
+// Uniform over the consumers.
+template <int kHeadDim, bool kSkipEmptyRounds>
+__device__ __forceinline__ void FoldKeyWaysWithBarriers(RowState<kHeadDim>& state, float* merge_o,
+                                                        float* merge_state, int key_ways,
+                                                        int key_way, int row_blocks, int row_block,
+                                                        int num_tiles, int lane) {
+  constexpr int kMergeStateFloats = KernelTraits<kHeadDim>::kMergeStateFloats;
+  for (int half = key_ways / 2; half >= 1; half /= 2) {
+    if (kSkipEmptyRounds && half > 1 && num_tiles <= half) continue;
+    ConsumerBarrier();
+    if (key_way >= half && key_way < 2 * half) {
+      const int slot = (key_way - half) * row_blocks + row_block;
+      state.Store(merge_o + slot * 16 * kHeadDim, merge_state + slot * kMergeStateFloats, lane);
+    }
+    ConsumerBarrier();
+    if (key_way < half) {
+      const int slot = key_way * row_blocks + row_block;
+      state.Merge(merge_o + slot * 16 * kHeadDim, merge_state + slot * kMergeStateFloats, lane);
+    }
   }
 }
 
@@ -1154,22 +1174,10 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     }
     tile_counter += tiles.num_tiles;
 
-    // Fold the key ways into way 0, halving each round, through the query
-    // tile (two 16-row fp32 states fit) and the small merge-state buffer.
-    for (int half = key_ways / 2; half >= 1; half /= 2) {
-      ConsumerBarrier();
-      if (key_way >= half && key_way < 2 * half) {
-        const int slot = (key_way - half) * row_blocks + row_block;
-        state.Store(merge_o + slot * 16 * kHeadDim, merge_state + slot * Traits::kMergeStateFloats,
-                    lane);
-      }
-      ConsumerBarrier();
-      if (key_way < half) {
-        const int slot = key_way * row_blocks + row_block;
-        state.Merge(merge_o + slot * 16 * kHeadDim, merge_state + slot * Traits::kMergeStateFloats,
-                    lane);
-      }
-    }
+    // Fold the key ways into way 0 through the query tile (two 16-row fp32
+    // states fit).
+    FoldKeyWaysWithBarriers<kHeadDim, false>(state, merge_o, merge_state, key_ways, key_way,
+                                             row_blocks, row_block, tiles.num_tiles, lane);
     if (key_way == 0 && has_rows) {
       WriteRows<T, kHeadDim>(p, unit, row_block, segment.partial, state);
     }
@@ -1194,7 +1202,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
 // on to its next tile; the way of the segment's last tile (the folder) waits
 // for the other three slots, folds, writes the rows and loads the queries of
 // the segment after next. Pieces of cut units (which merge after the fold)
-// and larger units fold with barriers as in ConsumeSegments.
+// and larger units fold with barriers (FoldKeyWaysWithBarriers).
 
 // One key way's fold slot: O of the thread's row lane / 4, then its running
 // max and sum.
@@ -1274,11 +1282,21 @@ __device__ __forceinline__ void LoadDecodeQueries(const PagedAttentionParams& p,
 
 // barriers: query_full[2] (the query tile of every other segment), fold_full
 // (the four ways' slots are in), fold_free (the folder has read them).
+//
+// The fold slots share the scratch with the barrier fold and the fused merge
+// (which keeps the CTA's shared memory at the size it had before the slots,
+// NOTES.md `AFS`), so its users take turns: the barrier fold and the merge
+// start behind a CTA barrier, which every way reaches only after its reads of
+// the slots before; a fold into slots waits for the folder of the fold before
+// it (fold_free), and after a barrier fold or merge, whose last reads end at
+// no barrier of their own, for one CTA barrier.
 template <typename T, int kHeadDim>
-__device__ __forceinline__ void ConsumeDecodeSegments(
-    const PagedAttentionParams& p, int segment_begin, int segment_end, T* q_smem, T* k_ring,
-    T* v_ring, float* scratch, float* fold_slots, float* merge_state, uint64_t* full,
-    uint64_t* empty, uint64_t* barriers, FusedMergeFlag* merge_flag) {
+__device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams& p,
+                                                      int segment_begin, int segment_end, T* q_smem,
+                                                      T* k_ring, T* v_ring, float* scratch,
+                                                      float* merge_state, uint64_t* full,
+                                                      uint64_t* empty, uint64_t* barriers,
+                                                      FusedMergeFlag* merge_flag) {
   using Traits = KernelTraits<kHeadDim, true>;
   constexpr int kQueryRows = Traits::kQueryRows;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
@@ -1291,6 +1309,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(
   RowState<kHeadDim> state;
   uint32_t tile_counter = 0;  // tiles consumed by this CTA so far: same sequence as the producer's
   int folds = 0;              // barrier-free folds so far (fold_full / fold_free phases)
+  bool scratch_read_by_barrier_fold = false;  // by the segment before (see above)
 
   // Segment i's queries go to tile i % 2, two segments ahead: the first two
   // now (warps 0 and 1), each later one by whoever finished the segment
@@ -1332,13 +1351,15 @@ __device__ __forceinline__ void ConsumeDecodeSegments(
     if (segment.partial < 0 && unit.rows <= kFoldSlotRows) {
       // The way that took the segment's last tile folds (way 0 if none).
       const int folder = tiles.num_tiles > 0 ? (tiles.num_tiles - 1) % kWays : 0;
+      if (scratch_read_by_barrier_fold) ConsumerBarrier();  // uniform: every way is here
+      scratch_read_by_barrier_fold = false;
       if (folds > 0) MbarrierWait(fold_free, (folds - 1) & 1);  // the last fold read the slots
-      StoreFoldSlot(state, fold_slots + key_way * FoldSlotFloats(kHeadDim), lane);
+      StoreFoldSlot(state, scratch + key_way * FoldSlotFloats(kHeadDim), lane);
       __syncwarp();
       if (lane == 0) MbarrierArrive(fold_full, 1);
       if (key_way == folder) {
         MbarrierWait(fold_full, folds & 1);
-        FoldKeyWays(fold_slots, state, lane);
+        FoldKeyWays(scratch, state, lane);
         __syncwarp();
         if (lane == 0) MbarrierArrive(fold_free, 1);
         WriteRows<T, kHeadDim>(p, unit, 0, -1, state);
@@ -1351,25 +1372,11 @@ __device__ __forceinline__ void ConsumeDecodeSegments(
       continue;
     }
 
-    // The barrier fold (ConsumeSegments'), in logical ways. A round whose
-    // upper ways all had no tile would fold empty states, which changes no
-    // bit (RowState::Merge scales by exactly 1 and 0), so it is skipped (four
-    // key ways fold in two rounds: short segments fold in one); the last
-    // round always runs, for its barriers. Uniform over the consumers.
-    for (int half = kWays / 2; half >= 1; half /= 2) {
-      if (half > 1 && tiles.num_tiles <= half) continue;
-      ConsumerBarrier();
-      if (key_way >= half && key_way < 2 * half) {
-        const int slot = key_way - half;
-        state.Store(scratch + slot * 16 * kHeadDim, merge_state + slot * Traits::kMergeStateFloats,
-                    lane);
-      }
-      ConsumerBarrier();
-      if (key_way < half) {
-        state.Merge(scratch + key_way * 16 * kHeadDim,
-                    merge_state + key_way * Traits::kMergeStateFloats, lane);
-      }
-    }
+    // The barrier fold, in logical ways, without the rounds of no tiles
+    // (short segments fold in one round).
+    FoldKeyWaysWithBarriers<kHeadDim, true>(state, scratch, merge_state, kWays, key_way, 1, 0,
+                                            tiles.num_tiles, lane);
+    scratch_read_by_barrier_fold = true;
     // Past the fold's barriers every way is through the segment.
     if (key_way == 1 && has_next_query) {
       LoadDecodeQueries<T, kHeadDim>(p, s + 2, q_tile, &query_full[i % 2], lane);
@@ -1405,8 +1412,7 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
   T* k_ring = q_smem + Traits::kQueryTiles * Traits::kQElems;
   T* v_ring = k_ring + Traits::kStages * Traits::kTileElems;
   float* scratch = reinterpret_cast<float*>(v_ring + Traits::kStages * Traits::kTileElems);
-  float* fold_slots = scratch + Traits::kScratchBytes / 4;  // decode kernel only
-  float* merge_state = fold_slots + Traits::kFoldBytes / 4;
+  float* merge_state = scratch + Traits::kScratchBytes / 4;
   uint64_t* full = reinterpret_cast<uint64_t*>(merge_state + 2 * Traits::kMergeStateFloats);
   uint64_t* empty = full + Traits::kStages;
   // The decode kernel's: query_full[2], fold_full, fold_free (ConsumeDecodeSegments).
@@ -1460,8 +1466,8 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
 #endif
     if constexpr (kDecode) {
       ConsumeDecodeSegments<T, kHeadDim>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
-                                         scratch, fold_slots, merge_state, full, empty,
-                                         decode_barriers, merge_flag);
+                                         scratch, merge_state, full, empty, decode_barriers,
+                                         merge_flag);
     } else {
       ConsumeSegments<T, kHeadDim, kTreeMasks, kPairedTiles, kDeepRing>(
           p, segment_begin, segment_end, q_smem, k_ring, v_ring, scratch, merge_state, full, empty,

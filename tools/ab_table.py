@@ -2,10 +2,15 @@
 rounds' medians of the first variant (us) and each other variant's over it.
 
   python3 tools/ab_table.py DIR base NAME...   # reads DIR/ab_<name>_<round>.json
+
+Committed records keep each round's JSON xz-compressed (ab_<name>_<round>.json.xz,
+a tenth of the size, so the tree still travels to the GPU machine beside the
+bundle); those are read as they are.
 """
 import collections
 import glob
 import json
+import lzma
 import re
 import sys
 
@@ -14,8 +19,11 @@ def main(out, names):
     times = collections.defaultdict(lambda: collections.defaultdict(list))
     unit_us = {"ns": 1e-3, "us": 1.0, "ms": 1e3}
     for name in names:
-        for path in glob.glob(f"{out}/ab_{name}_*.json"):
-            for b in json.load(open(path))["benchmarks"]:
+        paths = glob.glob(f"{out}/ab_{name}_*.json") + glob.glob(f"{out}/ab_{name}_*.json.xz")
+        for path in paths:
+            with (lzma.open if path.endswith(".xz") else open)(path, "rt") as f:
+                benchmarks = json.load(f)["benchmarks"]
+            for b in benchmarks:
                 # Repeated cases count by their median, single runs as they are.
                 if b.get("aggregate_name") == "median" or (
                         "repeats" not in b["name"] and b.get("run_type") == "iteration"):

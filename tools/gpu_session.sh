@@ -20,6 +20,8 @@
 #                              and at which case), graph-replay memcheck and the
 #                              plan_batch dumps through check_dump.py:
 #                              OUT/gpu_checks.txt, OUT/racecheck_all.log
+#   racecheck                  only the racecheck parts of `checks`: OUT/racecheck.txt,
+#                              OUT/racecheck_all.log
 #   ncu NAME FILTER...         Nsight Compute of the attention and merge kernels of each
 #                              case FILTER matches, run by ab/bench_NAME (NAME bundle:
 #                              the bundle's benchmark): one pass of duration, DRAM bytes
@@ -44,7 +46,9 @@ bin=gpu_bundle/bin
 cat gpu_bundle/REVISION
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
-is_step() { [[ $1 == tests || $1 == ab || $1 == peers || $1 == checks || $1 == ncu ]]; }
+is_step() {
+  [[ $1 == tests || $1 == ab || $1 == peers || $1 == checks || $1 == racecheck || $1 == ncu ]]
+}
 
 run_tests() {
   timeout 280 bash gpu_bundle/run_tests.sh > "$out/gpu_tests.log" 2>&1
@@ -93,40 +97,47 @@ run_ncu() {  # name filters...
   cat "$out/ncu_$name.txt"
 }
 
+# racecheck of the kernel tests, every hazard printed (the default stops at
+# 100, which hid most of the sweep's reports).
+run_racecheck() {
+  # racecheck runs ~50x slower than the tests, so it takes its cases in
+  # parts of their own, each under its own limit (one filter over the
+  # whole sweep ended inside its bfloat16 half and never reached a float16
+  # case): the kernel test's targeted cases (few workers with many
+  # segments, merges, the decode and paired kernels against the general
+  # one), the float16 sweep at three page sizes, the bfloat16 sweep at page
+  # 16, and the modes test's tree cases. A part cut at its limit says so,
+  # and names the last case it reached.
+  local part binary filter racecheck_rc
+  for part in \
+    "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys" \
+    "paged_attention_test *Sweep*/float16_*_page1:*Sweep*/float16_*_page16:*Sweep*/float16_*_page256" \
+    "paged_attention_test *Sweep*/bfloat16_*_page16" \
+    "paged_attention_modes_test *TreeGpuTest.*:*TreeVerifyGpuTest.*"; do
+    read -r binary filter <<< "$part"
+    echo "== racecheck $binary $filter"
+    timeout 100 compute-sanitizer --tool racecheck --print-limit 100000 \
+      $bin/attention_kernel_$binary --gtest_filter="$filter" > "$out/racecheck.log" 2>&1
+    racecheck_rc=$?
+    cat "$out/racecheck.log" >> "$out/racecheck_all.log"
+    grep -E 'PASSED|FAILED|RACECHECK SUMMARY' "$out/racecheck.log"
+    if ((racecheck_rc == 124)); then
+      echo "racecheck cut at its 100 s limit; last case reached:" \
+        "$(grep -E '^\[ RUN' "$out/racecheck.log" | tail -1 | cut -c14-)"
+    fi
+    # Each report: its first access's site, then the sites it races with.
+    grep -oE '(Race reported between|and) [A-Za-z]+ access at [^ (]+' "$out/racecheck.log" |
+      sed 's/^Race reported between/race:/; s/^and/  with/' | sort | uniq -c
+  done
+  rm -f "$out/racecheck.log"
+}
+
 run_checks() {
   {
     echo "== memcheck paged_attention_test"
     timeout 120 compute-sanitizer --tool memcheck --error-exitcode 1 \
       $bin/attention_kernel_paged_attention_test --gtest_brief=1 2>&1 | tail -3
-    # racecheck runs ~50x slower than the tests, so it takes its cases in
-    # parts of their own, each under its own limit (one filter over the
-    # whole sweep ended inside its bfloat16 half and never reached a float16
-    # case): the kernel test's targeted cases (few workers with many
-    # segments, merges, the decode and paired kernels against the general
-    # one), the float16 sweep at three page sizes, the bfloat16 sweep at page
-    # 16, and the modes test's tree cases. A part cut at its limit says so,
-    # and names the last case it reached.
-    local part binary filter racecheck_rc
-    for part in \
-      "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys" \
-      "paged_attention_test *Sweep*/float16_*_page1:*Sweep*/float16_*_page16:*Sweep*/float16_*_page256" \
-      "paged_attention_test *Sweep*/bfloat16_*_page16" \
-      "paged_attention_modes_test *TreeGpuTest.*:*TreeVerifyGpuTest.*"; do
-      read -r binary filter <<< "$part"
-      echo "== racecheck $binary $filter"
-      timeout 100 compute-sanitizer --tool racecheck $bin/attention_kernel_$binary \
-        --gtest_filter="$filter" > "$out/racecheck.log" 2>&1
-      racecheck_rc=$?
-      cat "$out/racecheck.log" >> "$out/racecheck_all.log"
-      grep -E 'PASSED|FAILED|RACECHECK SUMMARY' "$out/racecheck.log"
-      if ((racecheck_rc == 124)); then
-        echo "racecheck cut at its 100 s limit; last case reached:" \
-          "$(grep -E '^\[ RUN' "$out/racecheck.log" | tail -1 | cut -c14-)"
-      fi
-      grep -oE 'Race reported between [A-Za-z]+ access at [^ ]+' "$out/racecheck.log" |
-        sed 's/(.*//' | sort | uniq -c
-    done
-    rm -f "$out/racecheck.log"
+    run_racecheck
     echo "== memcheck graph_replay_stress_test"
     STRESS_ITERATIONS=200 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 1 \
       $bin/attention_kernel_graph_replay_stress_test --gtest_brief=1 2>&1 | tail -4
@@ -151,6 +162,10 @@ while (($#)); do
     tests) run_tests ;;
     peers) run_peers ;;
     checks) run_checks ;;
+    racecheck)
+      run_racecheck > "$out/racecheck.txt" 2>&1
+      cat "$out/racecheck.txt"
+      ;;
     ab)
       args=()
       while (($#)) && ! is_step "$1"; do args+=("$1"); shift; done
@@ -163,7 +178,7 @@ while (($#)); do
       if ((${#args[@]} < 2)); then echo "ncu needs NAME FILTER..." >&2; exit 2; fi
       run_ncu "${args[@]}"
       ;;
-    *) echo "unknown step: $step (tests, ab, peers, checks, ncu)" >&2; exit 2 ;;
+    *) echo "unknown step: $step (tests, ab, peers, checks, racecheck, ncu)" >&2; exit 2 ;;
   esac
   echo "=== $step: $((SECONDS - start)) s"
   if [[ -n ${GPU_SESSION_PACK:-} ]]; then

@@ -1355,6 +1355,10 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
       scratch_read_by_barrier_fold = false;
       if (folds > 0) MbarrierWait(fold_free, (folds - 1) & 1);  // the last fold read the slots
       StoreFoldSlot(state, scratch + key_way * FoldSlotFloats(kHeadDim), lane);
+      // __syncwarp orders every lane's stores before lane 0's (release)
+      // arrival. racecheck does not follow that ordering and reports this
+      // hand-off (and the "empty" releases' alike); with every lane arriving
+      // it reports nothing (NOTES.md `ALA`, `ALE`).
       __syncwarp();
       if (lane == 0) MbarrierArrive(fold_full, 1);
       if (key_way == folder) {

@@ -108,7 +108,7 @@ run_racecheck() {
   # one), the float16 sweep at three page sizes, the bfloat16 sweep at page
   # 16, and the modes test's tree cases. A part cut at its limit says so,
   # and names the last case it reached.
-  local part binary filter racecheck_rc
+  local part binary filter racecheck_rc limit_s=100
   for part in \
     "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys" \
     "paged_attention_test *Sweep*/float16_*_page1:*Sweep*/float16_*_page16:*Sweep*/float16_*_page256" \
@@ -116,17 +116,18 @@ run_racecheck() {
     "paged_attention_modes_test *TreeGpuTest.*:*TreeVerifyGpuTest.*"; do
     read -r binary filter <<< "$part"
     echo "== racecheck $binary $filter"
-    timeout 100 compute-sanitizer --tool racecheck --print-limit 100000 \
+    timeout $limit_s compute-sanitizer --tool racecheck --print-limit 100000 \
       $bin/attention_kernel_$binary --gtest_filter="$filter" > "$out/racecheck.log" 2>&1
     racecheck_rc=$?
     cat "$out/racecheck.log" >> "$out/racecheck_all.log"
     grep -E 'PASSED|FAILED|RACECHECK SUMMARY' "$out/racecheck.log"
     if ((racecheck_rc == 124)); then
-      echo "racecheck cut at its 100 s limit; last case reached:" \
+      echo "racecheck cut at its $limit_s s limit; last case reached:" \
         "$(grep -E '^\[ RUN' "$out/racecheck.log" | tail -1 | cut -c14-)"
     fi
-    # Each report: its first access's site, then the sites it races with.
-    grep -oE '(Race reported between|and) [A-Za-z]+ access at [^ (]+' "$out/racecheck.log" |
+    # Each report: its first access's site, then the sites it races with
+    # (a template function's site starts with its return type, "void").
+    grep -oE '(Race reported between|and) [A-Za-z]+ access at (void )?[^ (<]+' "$out/racecheck.log" |
       sed 's/^Race reported between/race:/; s/^and/  with/' | sort | uniq -c
   done
   rm -f "$out/racecheck.log"

@@ -1119,11 +1119,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
               AttendTile<T, kHeadDim, kQueryRows, false, 2, kScaleInExp>(
                   p, unit, row_block, key0, true, q_base, k_base, v_base, state);
             }
-            __syncwarp();
-            if (lane == 0) {
-              MbarrierArrive(&empty[stages[0]], key_ways);
-              MbarrierArrive(&empty[stages[1]], key_ways);
-            }
+            WarpArrive(&empty[stages[0]], key_ways);
+            WarpArrive(&empty[stages[1]], key_ways);
           }
         };
         if (q_len * p.group > kUnitRows) {
@@ -1167,10 +1164,10 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
                                                      k_base, v_base, state);
         }
       }
-      __syncwarp();
-      // The stage's "empty" barrier counts four arrivals per round: each of
-      // the row_blocks warps that read it arrives for its key-way siblings too.
-      if (lane == 0) MbarrierArrive(&empty[stage], key_ways);
+      // The stage's "empty" barrier counts every consumer lane once per round:
+      // each lane of the row_blocks warps that read it arrives for its key-way
+      // siblings' lanes too.
+      WarpArrive(&empty[stage], key_ways);
     }
     tile_counter += tiles.num_tiles;
 
@@ -1342,8 +1339,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
       const uint32_t v_base[1] = {SmemAddress(v_ring + stage * Traits::kTileElems)};
       AttendTile<T, kHeadDim, kQueryRows, false>(p, unit, 0, (tiles.first_tile + t) * kKeysPerTile,
                                                  false, q_base, k_base, v_base, state);
-      __syncwarp();
-      if (lane == 0) MbarrierArrive(&empty[stage], kWays);  // the stage's one reader
+      WarpArrive(&empty[stage], kWays);  // the stage's one reader, for every way
     }
     tile_counter += tiles.num_tiles;
     const bool has_next_query = s + 2 < segment_end;
@@ -1355,17 +1351,11 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
       scratch_read_by_barrier_fold = false;
       if (folds > 0) MbarrierWait(fold_free, (folds - 1) & 1);  // the last fold read the slots
       StoreFoldSlot(state, scratch + key_way * FoldSlotFloats(kHeadDim), lane);
-      // __syncwarp orders every lane's stores before lane 0's (release)
-      // arrival. racecheck does not follow that ordering and reports this
-      // hand-off (and the "empty" releases' alike); with every lane arriving
-      // it reports nothing (NOTES.md `ALA`, `ALE`).
-      __syncwarp();
-      if (lane == 0) MbarrierArrive(fold_full, 1);
+      WarpArrive(fold_full, 1);
       if (key_way == folder) {
         MbarrierWait(fold_full, folds & 1);
         FoldKeyWays(scratch, state, lane);
-        __syncwarp();
-        if (lane == 0) MbarrierArrive(fold_free, 1);
+        WarpArrive(fold_free, 1);
         WriteRows<T, kHeadDim>(p, unit, 0, -1, state);
         // Every way is through the segment, so its query tile is free.
         if (has_next_query) {
@@ -1439,13 +1429,13 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
 #pragma unroll
     for (int stage = 0; stage < Traits::kStages; ++stage) {
       MbarrierInit(&full[stage], 32);  // one cp.async arrival per producer lane
-      MbarrierInit(&empty[stage], Traits::kConsumerWarps);
+      MbarrierInit(&empty[stage], Traits::kConsumerThreads);  // every consumer lane (WarpArrive)
     }
     if constexpr (kDecode) {
       MbarrierInit(&decode_barriers[0], 32);  // a query tile: one cp.async arrival per lane
       MbarrierInit(&decode_barriers[1], 32);  // of the warp that loads it
-      MbarrierInit(&decode_barriers[2], Traits::kConsumerWarps);  // fold_full: every key way
-      MbarrierInit(&decode_barriers[3], 1);                       // fold_free: the folder
+      MbarrierInit(&decode_barriers[2], Traits::kConsumerThreads);  // fold_full: every key way
+      MbarrierInit(&decode_barriers[3], 32);  // fold_free: the folder's lanes (WarpArrive)
     }
   }
   __syncthreads();  // the last CTA-wide barrier: roles split below

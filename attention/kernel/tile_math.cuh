@@ -115,6 +115,18 @@ __device__ __forceinline__ void MbarrierArrive(uint64_t* barrier, uint32_t count
       : "memory");
 }
 
+// Every lane of a warp arrives on `barrier`, which counts threads, not warps:
+// each lane releases its own shared-memory accesses. One lane arriving after
+// __syncwarp would be as correct, but compute-sanitizer's racecheck follows
+// an mbarrier per arriving thread and reports the other lanes' accesses as
+// races (attention/kernel/NOTES.md, `ALE`); this way racecheck runs clean.
+// The __syncwarp keeps the warp's collective reads (ldmatrix reads the rows
+// other lanes address) before any lane's release.
+__device__ __forceinline__ void WarpArrive(uint64_t* barrier, uint32_t count) {
+  __syncwarp();
+  MbarrierArrive(barrier, count);
+}
+
 // One arrival on `barrier` that also raises the bytes its phase waits for by
 // `bytes` (the TMA copies that complete them may land before or after).
 __device__ __forceinline__ void MbarrierArriveExpectTx(uint64_t* barrier, uint32_t bytes) {

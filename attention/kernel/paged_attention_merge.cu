@@ -73,51 +73,35 @@ __device__ __forceinline__ int WarpsPerRow(int max_partials) {
   return max_partials <= kPerWarp ? 1 : max_partials <= 2 * kPerWarp ? 2 : kMergeWarps;
 }
 
-// Where warp `warp` hands its copy of a row's float4 pieces to the row's
-// first warp (MergeRowInOnePass): the warp's own table in `weights`, which
-// only MergeRow uses, on units of more than kOnePassMaxPartials pieces, and
-// then only the row's first warp on its own table. One block's shared memory
-// stays MergeRow's 8 KB.
+// The float4 pieces the warps of a row hand to its first warp: one copy of
+// the row per warp (shared memory of the block).
 template <int kHeadDim>
-__device__ __forceinline__ float4* HandOffOf(float (&weights)[kMergeWarps][kMergeWeights],
-                                             int warp) {
-  static_assert(OnePassShape<kHeadDim>::kPiecesPerLane * 32 * 4 <= kMergeWeights,
-                "a warp's copy of the row fits its table");
-  return reinterpret_cast<float4*>(weights[warp]);
-}
+struct RowHandOff {
+  float4 pieces[kMergeWarps][OnePassShape<kHeadDim>::kPiecesPerLane][32];
+};
 
-// Synchronises the kWays warps of one row (the row's warps run the same
-// task, so they agree): the whole block when the row has every warp, else
-// named barrier 1 or 2 for the block's first or second row (barrier 0 is
-// __syncthreads'), with constant ids so that ptxas reserves three.
-template <int kWays>
-__device__ __forceinline__ void RowBarrier(int slot) {
-  static_assert(kWays == 2 || kWays == kMergeWarps, "rows of two warps or of the whole block");
-  if constexpr (kWays == kMergeWarps) {
-    __syncthreads();
-  } else if (slot == 0) {
-    asm volatile("bar.sync 1, 64;\n" ::: "memory");
-  } else {
-    asm volatile("bar.sync 2, 64;\n" ::: "memory");
-  }
+// Synchronises the `warps` warps of one row (named barrier 1 + slot; barrier
+// 0 is __syncthreads'): the row's warps run the same task, so they agree.
+__device__ __forceinline__ void RowBarrier(int slot, int warps) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(1 + slot), "r"(warps * 32) : "memory");
 }
 
 // MergeRow's formula for units of at most kOnePassMaxPartials pieces, with
 // fewer round trips: the row's LSEs (two per lane) are loaded together with
-// the first batch of partials, and the row's kWays warps (this one is
-// `way`) take every kWays-th lane group's share of the partials, kLoadsInFlight
+// the first batch of partials, and the row's `ways` warps (this one is
+// `way`) take every ways-th lane group's share of the partials, kLoadsInFlight
 // loads in flight per lane and batch, so a unit cut into 33 pieces at
 // head_dim 128 costs one dependent L2 round trip with four warps (three with
 // one; MergeRow takes six: its LSE pass, then five batches of eight). Each
 // warp sums its partials in order; the row's warps add up in warp order
-// (HandOffOf), so a launch's bits depend only on the plan. This kernel has
+// (`hand_off`), so a launch's bits depend only on the plan. This kernel has
 // the registers for it (128 threads, nothing else live). The attention
 // kernel's fused merge keeps MergeRow: a change there moves the code
 // generation of its hot loop, and the same pass in the head_dim 64 kernels
 // was slower (NOTES.md, Variants).
-template <typename T, int kHeadDim, int kWays>
+template <typename T, int kHeadDim>
 __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask& task, int row,
-                                  int way, int slot, float (&weights)[kMergeWarps][kMergeWeights]) {
+                                  int way, int ways, int slot, RowHandOff<kHeadDim>& hand_off) {
   using Shape = OnePassShape<kHeadDim>;
   constexpr int kLanesPerSet = Shape::kLanesPerSet;
   constexpr int kGroups = Shape::kGroups;
@@ -126,7 +110,7 @@ __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask
   const int lane = threadIdx.x % 32;
   const int group = lane / kLanesPerSet;
   const int first_piece = lane % kLanesPerSet;
-  constexpr int groups = kGroups * kWays;      // lane groups over the row's warps
+  const int groups = kGroups * ways;           // lane groups over the row's warps
   const int my_group = way * kGroups + group;  // this lane's among them
   const int n = task.num_partials;
   const float* lse_of = p.partial_lse + int64_t{task.first_partial} * kUnitRows + row;
@@ -174,21 +158,18 @@ __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask
     }
   }
   FoldLaneGroups(acc, kLanesPerSet);
-  if constexpr (kWays > 1) {
+  if (ways > 1) {
     const int warp = threadIdx.x / 32;
     if (way > 0 && group == 0) {
 #pragma unroll
-      for (int k = 0; k < kPiecesPerLane; ++k) {
-        HandOffOf<kHeadDim>(weights, warp)[k * 32 + first_piece] = acc[k];
-      }
+      for (int k = 0; k < kPiecesPerLane; ++k) hand_off.pieces[warp][k][first_piece] = acc[k];
     }
-    RowBarrier<kWays>(slot);
+    RowBarrier(slot, ways);
     if (way == 0 && group == 0) {
-#pragma unroll
-      for (int w = 1; w < kWays; ++w) {
+      for (int w = 1; w < ways; ++w) {
 #pragma unroll
         for (int k = 0; k < kPiecesPerLane; ++k) {
-          const float4 other = HandOffOf<kHeadDim>(weights, warp + w)[k * 32 + first_piece];
+          const float4 other = hand_off.pieces[warp + w][k][first_piece];
           acc[k].x += other.x;
           acc[k].y += other.y;
           acc[k].z += other.z;
@@ -196,30 +177,29 @@ __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask
         }
       }
     }
-    RowBarrier<kWays>(slot);  // the hand-off is free for the row's next item
+    RowBarrier(slot, ways);  // the hand-off is free for the row's next item
   }
   if (way != 0 || group != 0) return;
   StoreMergedRow<T>(p, kHeadDim, task, row, acc, first_piece, kLanesPerSet, sum, max_lse,
                     lane == 0);
 }
 
-// The merge kernel's loop over (task, row) items with kWays warps per row
-// (a constant, so that rows of one warp run the loop of a warp per row
-// unchanged: with the warp count a variable, plans of a few pieces per unit
-// merged 0.5-1.7% slower on the H200; NOTES.md, `MW`).
-template <typename T, int kHeadDim, int kWays>
-__device__ __forceinline__ void MergeItems(const PagedAttentionParams& p, int32_t rows_per_task,
-                                           int items,
-                                           float (&weights)[kMergeWarps][kMergeWeights]) {
-  constexpr int kRowsPerBlock = kMergeWarps / kWays;
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(kMergeThreads, 4)
+    MergeKernel(const PagedAttentionParams p, int32_t rows_per_task) {
+  __shared__ float weights[kMergeWarps][kMergeWeights];
+  __shared__ RowHandOff<kHeadDim> hand_off;
   const int warp = threadIdx.x / 32;
-  const int slot = warp / kWays, way = warp % kWays;  // a row's warps are adjacent
-  const int step = gridDim.x * kRowsPerBlock;
-  int item = blockIdx.x * kRowsPerBlock + slot;
   // The plan's counters and merge tasks are constants of this launch (the
   // attention kernel writes only MergeTask::arrivals, which is not read
   // here), so the first task is loaded before the wait: it arrives while the
   // attention kernel finishes instead of after it.
+  const int items = p.plan.counters[kPlanNumMergeTasks] * rows_per_task;
+  const int ways = WarpsPerRow<kHeadDim>(p.plan.counters[kPlanMergeMaxPartials]);
+  const int rows_per_block = kMergeWarps / ways;
+  const int slot = warp / ways, way = warp % ways;  // a row's warps are adjacent
+  const int step = gridDim.x * rows_per_block;
+  int item = blockIdx.x * rows_per_block + slot;
   MergeTask task;
   if (item < items) task = LoadMergeTask(p.plan.merge_tasks + item / rows_per_task);
   // Everything below reads what the attention kernel wrote: wait for it
@@ -230,31 +210,13 @@ __device__ __forceinline__ void MergeItems(const PagedAttentionParams& p, int32_
     const int row = item % rows_per_task;
     if (!MergedByAttentionKernel(rows) && row < rows) {
       if (task.num_partials <= kOnePassMaxPartials) {
-        MergeRowInOnePass<T, kHeadDim, kWays>(p, task, row, way, slot, weights);
+        MergeRowInOnePass<T, kHeadDim>(p, task, row, way, ways, slot, hand_off);
       } else if (way == 0) {
         MergeRow<T>(p, kHeadDim, task, row, weights[warp]);
       }
     }
     if (item + step < items)
       task = LoadMergeTask(p.plan.merge_tasks + (item + step) / rows_per_task);
-  }
-}
-
-template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(kMergeThreads, 4)
-    MergeKernel(const PagedAttentionParams p, int32_t rows_per_task) {
-  __shared__ float weights[kMergeWarps][kMergeWeights];
-  const int items = p.plan.counters[kPlanNumMergeTasks] * rows_per_task;
-  switch (WarpsPerRow<kHeadDim>(p.plan.counters[kPlanMergeMaxPartials])) {
-    case 1:
-      MergeItems<T, kHeadDim, 1>(p, rows_per_task, items, weights);
-      break;
-    case 2:
-      MergeItems<T, kHeadDim, 2>(p, rows_per_task, items, weights);
-      break;
-    default:
-      MergeItems<T, kHeadDim, kMergeWarps>(p, rows_per_task, items, weights);
-      break;
   }
 }
 

@@ -155,7 +155,7 @@ void HostBatch::Plan(int32_t pinned_splits) {
     std::fprintf(stderr, "HostBatch::Plan: %s\n", counts.status().ToString().c_str());
     std::abort();  // a test-setup bug: the capacities above hold every split count
   }
-  WriteMergeCounters(*counts, absl::MakeSpan(counters));
+  counters[kPlanNumMergeTasks] = counts->num_merge_tasks;
   WorkPlanView& plan = metadata.plan;
   plan.num_workers = config.num_workers;
   plan.max_segments = static_cast<int32_t>(segments.size());

@@ -19,6 +19,7 @@ constexpr size_t kWorkspaceAlignment = 256;
 // Merge-step blocks per attention worker: enough to spread a few thousand
 // merge rows over the GPU in one wave.
 constexpr int64_t kMergeBlocksPerWorker = 4;
+constexpr int64_t kMergeWarpsPerBlock = 4;  // one (task, row) item per warp
 
 // Diagnostic switches (A/B timing, fault isolation), read once per process.
 // PA_ATTENTION_NO_WGMMA=1 computes every Q K^T with mma.sync.
@@ -306,11 +307,9 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim);
   RETURN_IF_ERROR(CudaCall(kernel.launch(params, stream), "paged attention kernel launch"));
   if (plan.max_merge_tasks == 0 || MergedByAttentionKernel(rows_per_task)) return absl::OkStatus();
-  // A block takes one (task, row) item at a time, or up to four when each row
-  // takes fewer than its four warps (the plan's pieces per task decide that
-  // at replay time): a block per row, up to the one-wave cap.
-  const int64_t merge_blocks = std::min<int64_t>(int64_t{plan.max_merge_tasks} * rows_per_task,
-                                                 int64_t{plan.num_workers} * kMergeBlocksPerWorker);
+  const int64_t merge_blocks =
+      std::min<int64_t>(CeilDiv(int64_t{plan.max_merge_tasks} * rows_per_task, kMergeWarpsPerBlock),
+                        int64_t{plan.num_workers} * kMergeBlocksPerWorker);
   return CudaCall(LaunchPagedAttentionMerge(args.dtype, args.head_dim, rows_per_task, params,
                                             static_cast<int32_t>(merge_blocks), stream),
                   "paged attention merge launch");

@@ -173,7 +173,7 @@ absl::Status Prepare(const Case& c, Setup& setup) {
                                                                 absl::MakeSpan(segments),
                                                                 absl::MakeSpan(merge_tasks)}));
   std::vector<int32_t> counters(kNumPlanCounters, 0);
-  WriteMergeCounters(setup.counts, absl::MakeSpan(counters));
+  counters[kPlanNumMergeTasks] = setup.counts.num_merge_tasks;
   RETURN_IF_ERROR(Upload(setup.cache_seqlens, c.k_lens, "cache_seqlens"));
   RETURN_IF_ERROR(Upload(setup.cu_seqlens_q, cu_q, "cu_seqlens_q"));
   RETURN_IF_ERROR(Upload(setup.page_table, table, "page_table"));

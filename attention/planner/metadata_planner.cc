@@ -214,9 +214,10 @@ absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const Planner
       PartitionWork(spans.cu_seqlens_q.subspan(0, live + 1), spans.cache_seqlens.subspan(0, live),
                     PartitionConfigFor(config),
                     PartitionBuffers{spans.worker_begin, spans.segments, spans.merge_tasks}));
-  WriteMergeCounters(summary.partition, spans.counters);
+  spans.counters[kPlanNumMergeTasks] = summary.partition.num_merge_tasks;
   spans.counters[kPlanZeroFillBegin] = summary.num_q_tokens;
   spans.counters[kPlanZeroFillEnd] = spans.cu_seqlens_q[shape.max_batch_size];
+  for (int32_t c = kPlanZeroFillEnd + 1; c < kNumPlanCounters; ++c) spans.counters[c] = 0;
   return summary;
 }
 

@@ -244,8 +244,6 @@ class PlanWriter {
 
   absl::Status AddMerge(int32_t request, int32_t kv_head, int32_t unit_tile,
                         int32_t first_partial) {
-    counts_.max_merge_partials =
-        std::max(counts_.max_merge_partials, counts_.num_partials - first_partial);
     if (!write_) {
       ++counts_.num_merge_tasks;
       return absl::OkStatus();
@@ -690,11 +688,6 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   }
   if (best_in_buffers) return best_plan.counts;
   return write(best, best_cost_line);
-}
-
-void WriteMergeCounters(const PartitionCounts& counts, absl::Span<int32_t> counters) {
-  counters[kPlanNumMergeTasks] = counts.num_merge_tasks;
-  counters[kPlanMergeMaxPartials] = counts.max_merge_partials;
 }
 
 }  // namespace paged_attention

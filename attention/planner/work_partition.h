@@ -59,7 +59,6 @@ struct PartitionCounts {
   int32_t num_units = 0;
   int32_t num_segments = 0;
   int32_t num_merge_tasks = 0;
-  int32_t max_merge_partials = 0;  // the most pieces of any merge task
   int32_t num_partials = 0;
   int32_t num_active_workers = 0;  // workers with at least one segment
   int32_t worker_span = 0;  // 1 + the last worker with a segment: the grid an eager launch needs
@@ -87,10 +86,6 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
                                               absl::Span<const int32_t> cache_seqlens,
                                               const PartitionConfig& config,
                                               const PartitionBuffers& buffers);
-
-// Writes the plan counters a partition sets (kPlanNumMergeTasks,
-// kPlanMergeMaxPartials) into `counters` ([kNumPlanCounters]).
-void WriteMergeCounters(const PartitionCounts& counts, absl::Span<int32_t> counters);
 
 }  // namespace paged_attention
 

@@ -142,10 +142,8 @@ void ExpectValidPlan(const Batch& batch, const PartitionConfig& config, const Pl
   EXPECT_EQ(by_unit.size(), static_cast<size_t>(units)) << "segments of units that do not exist";
   for (int32_t count : partial_seen) EXPECT_EQ(count, 1);
   ASSERT_EQ(plan.counts.num_merge_tasks, expected_merges);
-  int32_t max_pieces = 0;  // the merge kernel sizes its warps per row by it
   for (int32_t m = 0; m < plan.counts.num_merge_tasks; ++m) {
     const MergeTask& task = plan.merge_tasks[m];
-    max_pieces = std::max(max_pieces, task.num_partials);
     const auto& pieces = by_unit[{task.request, task.kv_head, task.unit_tile}];
     EXPECT_EQ(task.first_partial, pieces.front().partial);
     EXPECT_EQ(task.num_partials, static_cast<int32_t>(pieces.size()));
@@ -153,7 +151,6 @@ void ExpectValidPlan(const Batch& batch, const PartitionConfig& config, const Pl
     // Every piece names its unit's task (the kernel's fused merge counts there).
     for (const WorkSegment& piece : pieces) EXPECT_EQ(piece.merge_task, m);
   }
-  EXPECT_EQ(plan.counts.max_merge_partials, max_pieces);
   // merge_by_all: 1 on every piece of a cut unit whose pieces all end their
   // workers' lists, else 0 (the decode kernel's pieces wait for each other
   // only then, so no worker waits with work still to do).

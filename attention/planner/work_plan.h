@@ -127,11 +127,7 @@ enum PlanCounter : int32_t {
   // the attention kernel writes zeros to out and -inf to lse there.
   kPlanZeroFillBegin = 1,
   kPlanZeroFillEnd = 2,
-  // The most pieces of any merge task: the merge kernel splits each row's
-  // partials over as many warps as keep every warp's share to one batch of
-  // loads (paged_attention_merge.cu).
-  kPlanMergeMaxPartials = 3,
-  kNumPlanCounters = 4,  // 16 bytes
+  kNumPlanCounters = 4,  // padded to 16 bytes
 };
 
 // What the kernels read of a plan. Pointers are host or device like the rest of

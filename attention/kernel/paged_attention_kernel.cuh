@@ -88,10 +88,6 @@ constexpr int DecodeStages(int head_dim) { return head_dim == 64 ? 5 : 4; }
 // of at most kFoldSlotRows rows: a thread's row lane / 4 (its second row,
 // lane / 4 + 8, is padding there), whose O, max and sum fill one fold slot.
 constexpr int kFoldSlotRows = 8;
-// Segments of its worker the decode kernel keeps in shared memory
-// (SegmentCache): 768 bytes, enough for the workers of a 32/32 b128 1k
-// decode (4096 whole units over 264 workers: at most 16 each).
-constexpr int kCachedSegments = 16;
 constexpr int FoldSlotFloats(int head_dim) { return (head_dim / 8) * 2 * 32 + 2 * 32; }
 constexpr int MaxOf(int a, int b) { return a > b ? a : b; }
 // The deep ring of the paired-tiles kernels that run compute-bound plans
@@ -143,11 +139,10 @@ struct KernelTraits {
   // The decode kernel has four more barriers: the query tiles' "full" and
   // the fold's "full" and "free".
   static constexpr int kBarrierBytes = 2 * kStages * 8 + (kDecode ? 4 * 8 : 0);
-  static constexpr int kFlagBytes = 48;                                          // FusedMergeFlag
-  static constexpr int kSegmentCacheBytes = kDecode ? kCachedSegments * 48 : 0;  // SegmentCache
+  static constexpr int kFlagBytes = 48;  // FusedMergeFlag
   static constexpr int kOneQuerySmemBytes = kQBytes + kRingBytes + kScratchBytes +
                                             kMergeStateBytes + kBarrierBytes + kFlagBytes +
-                                            kSegmentCacheBytes + 1024;  // + alignment slack
+                                            1024;  // + alignment slack
   // A second query tile lets the consumers load the next segment's queries
   // while the current segment runs (no DRAM round trip at a segment
   // boundary), where two CTAs per SM still fit (not at head_dim 256). The
@@ -172,7 +167,6 @@ struct KernelTraits {
   static_assert(!kDeepRing || kStages >= kConsumerWarps, "a warp's previous tile is a stage back");
   static_assert(!kDecode || kStages >= kConsumerWarps, "a warp's previous tile is a stage back");
   static_assert(!kDecode || kQueryTiles == 2, "the decode kernel's queries alternate tiles");
-  static_assert(!kDecode || 3 * kCachedSegments <= kThreads, "a thread per SegmentCache word");
   static_assert(2 * kSmemBytes + 2 * 1024 <= 228 * 1024, "two CTAs per SM");
 };
 
@@ -195,8 +189,9 @@ constexpr int CtaThreads() {
 constexpr int kProducerRegisters = 72;
 constexpr int kConsumerRegisters = 2 * 128 - kProducerRegisters;
 
-// A WorkSegment from its three 16-byte words, as the plan stores them.
-__device__ __forceinline__ WorkSegment SegmentFromWords(int4 a, int4 b, int4 c) {
+__device__ __forceinline__ WorkSegment LoadSegment(const WorkSegment* segment) {
+  const int4* words = reinterpret_cast<const int4*>(segment);
+  const int4 a = __ldg(words), b = __ldg(words + 1), c = __ldg(words + 2);
   WorkSegment s;
   s.request = a.x;
   s.kv_head = a.y;
@@ -212,28 +207,6 @@ __device__ __forceinline__ WorkSegment SegmentFromWords(int4 a, int4 b, int4 c) 
   s.reserved = 0;
   return s;
 }
-
-__device__ __forceinline__ WorkSegment LoadSegment(const WorkSegment* segment) {
-  const int4* words = reinterpret_cast<const int4*>(segment);
-  return SegmentFromWords(__ldg(words), __ldg(words + 1), __ldg(words + 2));
-}
-
-// The decode kernel's copy of its worker's first kCachedSegments segments
-// (their words, filled once before the roles split): at a segment boundary
-// each consumer way, the producer and the next query load read the next
-// segment from shared memory instead of waiting on a plan word in L2 or DRAM.
-// Later segments (workers of more than kCachedSegments) come from the plan.
-struct SegmentCache {
-  const int4* words;  // [kCachedSegments x 3] in shared memory
-  int begin;          // the worker's first segment
-  __device__ __forceinline__ WorkSegment At(const PagedAttentionParams& p, int s) const {
-    const int i = s - begin;
-    if (i < kCachedSegments) {
-      return SegmentFromWords(words[3 * i], words[3 * i + 1], words[3 * i + 2]);
-    }
-    return LoadSegment(p.plan.segments + s);
-  }
-};
 
 // Key tiles of a segment: [first_tile, first_tile + num_tiles) x kKeysPerTile.
 struct SegmentTiles {
@@ -368,13 +341,10 @@ __device__ __forceinline__ void IssueTileByTma(
   if (lane != 0) MbarrierArrive(full, 1);
 }
 
-// `segments`: the decode kernel's SegmentCache (the other kernels load each
-// segment from the plan).
 template <typename T, int kHeadDim, bool kDecode, bool kDeepRing>
 __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, int segment_begin,
                                                 int segment_end, T* k_ring, T* v_ring,
-                                                uint64_t* full, uint64_t* empty,
-                                                const SegmentCache& segments) {
+                                                uint64_t* full, uint64_t* empty) {
   using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing>;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int lane = threadIdx.x % 32;
@@ -385,7 +355,7 @@ __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, i
   uint32_t tile_counter = 0;  // tiles produced by this CTA so far: picks stage and phase
 
   for (int s = segment_begin; s < segment_end; ++s) {
-    const WorkSegment segment = kDecode ? segments.At(p, s) : LoadSegment(p.plan.segments + s);
+    const WorkSegment segment = LoadSegment(p.plan.segments + s);
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     if (tiles.num_tiles == 0) continue;
     const bool tma_unit = !kDecode && p.tma_box_rows > 0 &&
@@ -1282,12 +1252,11 @@ __device__ __forceinline__ void FoldKeyWays(const float* slots, RowState<kHeadDi
 // its copies have landed. Lane r works out row r's address (one division by
 // the group) and hands it to the lanes that copy the row's chunks.
 template <typename T, int kHeadDim>
-__device__ __forceinline__ void LoadDecodeQueries(const PagedAttentionParams& p,
-                                                  const SegmentCache& segments, int s, T* tile,
+__device__ __forceinline__ void LoadDecodeQueries(const PagedAttentionParams& p, int s, T* tile,
                                                   uint64_t* tile_full, int lane) {
   using Traits = KernelTraits<kHeadDim, true>;
   static_assert(Traits::kQueryRows <= 32, "a lane per row");
-  const UnitView unit = UnitOf(segments.At(p, s), p.group);
+  const UnitView unit = UnitOf(LoadSegment(p.plan.segments + s), p.group);
   int64_t row_offset = 0;  // elements from q to row `lane`
   if (lane < unit.rows) {
     const int packed = unit.unit_row0 + lane;
@@ -1319,10 +1288,12 @@ __device__ __forceinline__ void LoadDecodeQueries(const PagedAttentionParams& p,
 // it (fold_free), and after a barrier fold or merge, whose last reads end at
 // no barrier of their own, for one CTA barrier.
 template <typename T, int kHeadDim>
-__device__ __forceinline__ void ConsumeDecodeSegments(
-    const PagedAttentionParams& p, int segment_begin, int segment_end, T* q_smem, T* k_ring,
-    T* v_ring, float* scratch, float* merge_state, uint64_t* full, uint64_t* empty,
-    uint64_t* barriers, FusedMergeFlag* merge_flag, const SegmentCache& segments) {
+__device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams& p,
+                                                      int segment_begin, int segment_end, T* q_smem,
+                                                      T* k_ring, T* v_ring, float* scratch,
+                                                      float* merge_state, uint64_t* full,
+                                                      uint64_t* empty, uint64_t* barriers,
+                                                      FusedMergeFlag* merge_flag) {
   using Traits = KernelTraits<kHeadDim, true>;
   constexpr int kQueryRows = Traits::kQueryRows;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
@@ -1341,12 +1312,12 @@ __device__ __forceinline__ void ConsumeDecodeSegments(
   // now (warps 0 and 1), each later one by whoever finished the segment
   // before it in that tile.
   if (warp < 2 && segment_begin + warp < segment_end) {
-    LoadDecodeQueries<T, kHeadDim>(p, segments, segment_begin + warp,
-                                   q_smem + warp * Traits::kQElems, &query_full[warp], lane);
+    LoadDecodeQueries<T, kHeadDim>(p, segment_begin + warp, q_smem + warp * Traits::kQElems,
+                                   &query_full[warp], lane);
   }
   for (int s = segment_begin; s < segment_end; ++s) {
     const int i = s - segment_begin;
-    const WorkSegment segment = segments.At(p, s);
+    const WorkSegment segment = LoadSegment(p.plan.segments + s);
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     UnitView unit = UnitOf(segment, p.group);
     SetDiagonals(unit, segment, p.group, 0, lane);
@@ -1388,7 +1359,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(
         WriteRows<T, kHeadDim>(p, unit, 0, -1, state);
         // Every way is through the segment, so its query tile is free.
         if (has_next_query) {
-          LoadDecodeQueries<T, kHeadDim>(p, segments, s + 2, q_tile, &query_full[i % 2], lane);
+          LoadDecodeQueries<T, kHeadDim>(p, s + 2, q_tile, &query_full[i % 2], lane);
         }
       }
       ++folds;
@@ -1402,7 +1373,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(
     scratch_read_by_barrier_fold = true;
     // Past the fold's barriers every way is through the segment.
     if (key_way == 1 && has_next_query) {
-      LoadDecodeQueries<T, kHeadDim>(p, segments, s + 2, q_tile, &query_full[i % 2], lane);
+      LoadDecodeQueries<T, kHeadDim>(p, s + 2, q_tile, &query_full[i % 2], lane);
     }
     if (key_way == 0) WriteRows<T, kHeadDim>(p, unit, 0, segment.partial, state);
     if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
@@ -1442,8 +1413,6 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
   uint64_t* decode_barriers = empty + Traits::kStages;
   auto* merge_flag =
       reinterpret_cast<FusedMergeFlag*>(reinterpret_cast<uint8_t*>(full) + Traits::kBarrierBytes);
-  // The decode kernel's SegmentCache (16-byte aligned: FusedMergeFlag is).
-  auto* segment_words = reinterpret_cast<int4*>(merge_flag + 1);
 
   // The merge step may launch now (it waits for this grid's end before it
   // reads anything): its launch overlaps this kernel instead of following it.
@@ -1455,16 +1424,6 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
   const int segment_begin = p.plan.worker_begin[blockIdx.x];
   const int segment_end = p.plan.worker_begin[blockIdx.x + 1];
   if (segment_begin >= segment_end) return;  // an idle worker (whole CTA)
-  const SegmentCache segments{segment_words, segment_begin};
-  if constexpr (kDecode) {
-    // One round trip for the cached segments' words, which the roles' first
-    // segment waited for anyway; read from shared memory from here on.
-    const int words = 3 * min(segment_end - segment_begin, kCachedSegments);
-    if (threadIdx.x < words) {
-      segment_words[threadIdx.x] =
-          __ldg(reinterpret_cast<const int4*>(p.plan.segments + segment_begin) + threadIdx.x);
-    }
-  }
 
   if (threadIdx.x == 0) {
 #pragma unroll
@@ -1479,7 +1438,7 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
       MbarrierInit(&decode_barriers[3], 32);  // fold_free: the folder's lanes (WarpArrive)
     }
   }
-  __syncthreads();  // the last CTA-wide barrier (barriers, SegmentCache): roles split below
+  __syncthreads();  // the last CTA-wide barrier: roles split below
   if (threadIdx.x >= Traits::kConsumerThreads) {
 #if PA_HAS_WGMMA
     if constexpr (kDeepRing) {
@@ -1492,7 +1451,7 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
       PrefetchTmaDescriptor(&p.v_tma);
     }
     ProduceSegments<T, kHeadDim, kDecode, kDeepRing>(p, segment_begin, segment_end, k_ring, v_ring,
-                                                     full, empty, segments);
+                                                     full, empty);
   } else {
 #if PA_HAS_WGMMA
     if constexpr (kDeepRing) {
@@ -1502,7 +1461,7 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
     if constexpr (kDecode) {
       ConsumeDecodeSegments<T, kHeadDim>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
                                          scratch, merge_state, full, empty, decode_barriers,
-                                         merge_flag, segments);
+                                         merge_flag);
     } else {
       ConsumeSegments<T, kHeadDim, kTreeMasks, kPairedTiles, kDeepRing>(
           p, segment_begin, segment_end, q_smem, k_ring, v_ring, scratch, merge_state, full, empty,

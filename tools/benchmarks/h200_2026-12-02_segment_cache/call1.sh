@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # This session's first call. carry1.tar.xz: gpu_bundle/ = SC (ef14085, the
 # candidate), ab/bench_AL2 (4ad12b8, the last session's kernel), ab/bench_SC
-# (the bundle's), ab/bench_MW2 (4ad12b8 + merge_warps_per_row_MW2.patch of
-# h200_2026-12-02_all_lanes). An A/B of AL2 and SC over every case, five
+# (the bundle's), ab/bench_SCG (SC's cache in every kernel: a probe),
+# ab/bench_MW2 (4ad12b8 + merge_warps_per_row_MW2.patch of
+# h200_2026-12-02_all_lanes). An A/B of AL2, SC and SCG over every case, five
 # rounds; every GPU test of the bundle; then the merge-kernel probe: Nsight
 # Compute of the merge kernel alone (duration, instructions, occupancy) at
 # AL2 and MW2 on the two plans MW moved in opposite directions, and the
@@ -10,7 +11,7 @@
 set -o pipefail
 tar -xJf carry1.tar.xz || exit 1
 export GPU_SESSION_PACK=$OUT/call1.tar.xz
-bash tools/gpu_session.sh $OUT/r ab 5 '.' AL2 SC tests
+bash tools/gpu_session.sh $OUT/r ab 5 '.' AL2 SC SCG tests
 start=$SECONDS
 {
   for name in AL2 MW2; do

@@ -224,42 +224,22 @@ __global__ void __launch_bounds__(kMergeThreads, 4)
   // Everything below reads what the attention kernel wrote: wait for it
   // (this grid may have launched early, as a programmatic dependent).
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
-  if (row_pairs) {
-    // A loop of its own, so that the one-row loop below (one-request plans:
-    // fewer items than warps) compiles as it did without this one (inlined
-    // into one loop, the pair path cost them 1-2.6%, NOTES.md `MP`).
-    for (; item < items; item += step) {
-      const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
-      const int row = item % rows_per_task;
-      if (!MergedByAttentionKernel(rows) && row < rows) {
-        const bool two_rows = row + 1 < rows;
-        if (RowPairShape<kHeadDim>::kMaxPartials >= 2 && two_rows &&
-            task.num_partials <= RowPairShape<kHeadDim>::kMaxPartials) {
-          MergeTwoRowsInOnePass<T, kHeadDim>(p, task, row);
-        } else {
-#pragma unroll 1
-          for (int r = row; r <= (two_rows ? row + 1 : row); ++r) {
-            if (task.num_partials <= kOnePassMaxPartials) {
-              MergeRowInOnePass<T, kHeadDim>(p, task, r);
-            } else {
-              MergeRow<T>(p, kHeadDim, task, r, weights[warp]);
-            }
-          }
-        }
-      }
-      if (item + step < items)
-        task = LoadMergeTask(p.plan.merge_tasks + (item + step) / rows_per_task);
-    }
-    return;
-  }
   for (; item < items; item += step) {
     const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
     const int row = item % rows_per_task;
     if (!MergedByAttentionKernel(rows) && row < rows) {
-      if (task.num_partials <= kOnePassMaxPartials) {
-        MergeRowInOnePass<T, kHeadDim>(p, task, row);
+      const bool two_rows = row_pairs && row + 1 < rows;
+      if (RowPairShape<kHeadDim>::kMaxPartials >= 2 && two_rows &&
+          task.num_partials <= RowPairShape<kHeadDim>::kMaxPartials) {
+        MergeTwoRowsInOnePass<T, kHeadDim>(p, task, row);
       } else {
-        MergeRow<T>(p, kHeadDim, task, row, weights[warp]);
+        for (int r = row; r <= (two_rows ? row + 1 : row); ++r) {
+          if (task.num_partials <= kOnePassMaxPartials) {
+            MergeRowInOnePass<T, kHeadDim>(p, task, r);
+          } else {
+            MergeRow<T>(p, kHeadDim, task, r, weights[warp]);
+          }
+        }
       }
     }
     if (item + step < items)

@@ -16,12 +16,10 @@ namespace paged_attention {
 namespace {
 
 constexpr size_t kWorkspaceAlignment = 256;
-// Merge-step blocks per attention worker: the merge kernel's one wave (four
-// blocks of 128 threads at 128 registers per SM, two workers per SM). A
-// larger grid ran a b16 verify's 4096 rows in two waves; in one, each warp
-// merges two rows of a few partials together (MergeTwoRowsInOnePass).
-constexpr int64_t kMergeBlocksPerWorker = 2;
-constexpr int64_t kMergeWarpsPerBlock = 4;  // a (task, row) item per warp at a time, or two
+// Merge-step blocks per attention worker: enough to spread a few thousand
+// merge rows over the GPU in one wave.
+constexpr int64_t kMergeBlocksPerWorker = 4;
+constexpr int64_t kMergeWarpsPerBlock = 4;  // one (task, row) item per warp
 
 // Diagnostic switches (A/B timing, fault isolation), read once per process.
 // PA_ATTENTION_NO_WGMMA=1 computes every Q K^T with mma.sync.

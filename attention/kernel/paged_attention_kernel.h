@@ -122,9 +122,8 @@ PA_DECLARE_ATTENTION_KERNEL(DType::kFloat16, 256);
 // The merge kernel: combines the partials of the plan's merge tasks whose
 // units have more than kFusedMergeMaxRows rows (work_plan.h; the attention
 // kernel merges the others itself), LSE-weighted in partial order. Its
-// `merge_blocks` blocks take one (task, row) item per warp, or two adjacent
-// rows when the items outnumber the warps, for rows < rows_per_task (an
-// upper bound on any unit's rows); 0 blocks launch nothing.
+// `merge_blocks` blocks take one (task, row) item per warp for rows <
+// rows_per_task (an upper bound on any unit's rows); 0 blocks launch nothing.
 // Launch right after the attention kernel on the same stream: it is launched
 // as its programmatic dependent and waits for it on the device.
 cudaError_t LaunchPagedAttentionMerge(DType dtype, int32_t head_dim, int32_t rows_per_task,

@@ -1,3 +1,7 @@
+#!/usr/bin/env bash
+# This session's third call, on the machine call 2 left warm: call 2's
+# merge-kernel ncu again (carry2.tar.xz), with the bundle's libraries on
+# the path this time (without them the benchmark exited 127).
 export LD_LIBRARY_PATH=$PWD/gpu_bundle/lib
 tar -xJf carry2.tar.xz || exit 1
 for name in AL2 MW2; do

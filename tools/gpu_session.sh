@@ -31,8 +31,14 @@
 #                              see the L2 of the pass before): OUT/ncu_NAME.txt. The
 #                              three launches count over the whole process: give each
 #                              case a FILTER of its own (one matching two cases profiles
-#                              only the first)
-# `ab` and `ncu` take their arguments up to the next step name. With GPU_SESSION_PACK set
+#                              only the first). NCU_METRICS=a,b,... replaces the metrics
+#   sass NAME [REGEX]          cuobjdump -sass of the kernels whose names match REGEX
+#                              (default: every attention and merge kernel) in ab/bench_NAME
+#                              (NAME bundle: the bundle's benchmark): OUT/sass_NAME.txt.xz,
+#                              and per kernel its instruction count, local-memory loads
+#                              and stores (spills), barriers and global loads on stdout,
+#                              so a change's code shape is read before its A/B
+# `ab`, `ncu` and `sass` take their arguments up to the next step name. With GPU_SESSION_PACK set
 # to a path, OUT is packed there (tar.xz) after each step: the device tool
 # brings back only a few files per call, and a call cut short by its time
 # limit still returns the steps that finished:
@@ -47,7 +53,8 @@ cat gpu_bundle/REVISION
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 is_step() {
-  [[ $1 == tests || $1 == ab || $1 == peers || $1 == checks || $1 == racecheck || $1 == ncu ]]
+  [[ $1 == tests || $1 == ab || $1 == peers || $1 == checks || $1 == racecheck || $1 == ncu ||
+     $1 == sass ]]
 }
 
 run_tests() {
@@ -90,11 +97,30 @@ run_ncu() {  # name filters...
     echo "== $filter"
     timeout 120 ncu --clock-control none --cache-control all \
       -k regex:'PagedAttentionKernel|MergeKernel' --launch-skip 6 --launch-count 3 \
-      --metrics gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum \
+      --metrics "${NCU_METRICS:-gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_hit_rate.pct,smsp__inst_executed.sum}" \
       "$bench" --benchmark_filter="$filter" 2>&1 |
       grep -E '^  [a-zA-Z_].*\(|gpu__|dram__|lts__|smsp__' | cut -c1-150
   done > "$out/ncu_$name.txt"
   cat "$out/ncu_$name.txt"
+}
+
+run_sass() {  # name [regex]
+  local name=$1 regex=${2:-PagedAttentionKernel|MergeKernel} bench=ab/bench_$1
+  [[ $name == bundle ]] && bench=$bin/attention_kernel_paged_attention_benchmark
+  if ! command -v cuobjdump > /dev/null; then echo "no cuobjdump on this machine"; return; fi
+  cuobjdump -sass "$bench" | awk -v re="$regex" '/Function : / {keep = ($0 ~ re)} keep' \
+    > "$out/sass_$name.txt"
+  # One line per kernel: the template arguments of its mangled name, then counts.
+  awk '/Function : / {
+         if (name != "") print name, n, ldl, stl, bar, ldg
+         name = $3; sub(/.*(PagedAttentionKernel|MergeKernel)I/, "", name); sub(/EEEvN.*/, "", name)
+         n = ldl = stl = bar = ldg = 0
+       }
+       /\/\*[0-9a-f][0-9a-f][0-9a-f][0-9a-f]\*\// {n++}
+       / LDL/ {ldl++} / STL/ {stl++} / BAR/ {bar++} / LDG/ {ldg++}
+       END {if (name != "") print name, n, ldl, stl, bar, ldg}' "$out/sass_$name.txt" |
+    (echo "kernel instructions LDL STL BAR LDG"; cat) | { column -t 2> /dev/null || cat; }
+  xz -f "$out/sass_$name.txt"
 }
 
 # racecheck of the kernel tests, every hazard printed (the default stops at
@@ -185,7 +211,13 @@ while (($#)); do
       if ((${#args[@]} < 2)); then echo "ncu needs NAME FILTER..." >&2; exit 2; fi
       run_ncu "${args[@]}"
       ;;
-    *) echo "unknown step: $step (tests, ab, peers, checks, racecheck, ncu)" >&2; exit 2 ;;
+    sass)
+      args=()
+      while (($#)) && ! is_step "$1"; do args+=("$1"); shift; done
+      if ((${#args[@]} < 1 || ${#args[@]} > 2)); then echo "sass needs NAME [REGEX]" >&2; exit 2; fi
+      run_sass "${args[@]}"
+      ;;
+    *) echo "unknown step: $step (tests, ab, peers, checks, racecheck, ncu, sass)" >&2; exit 2 ;;
   esac
   echo "=== $step: $((SECONDS - start)) s"
   if [[ -n ${GPU_SESSION_PACK:-} ]]; then

@@ -16,10 +16,12 @@ namespace paged_attention {
 namespace {
 
 constexpr size_t kWorkspaceAlignment = 256;
-// Merge-step blocks per attention worker: enough to spread a few thousand
-// merge rows over the GPU in one wave.
-constexpr int64_t kMergeBlocksPerWorker = 4;
-constexpr int64_t kMergeWarpsPerBlock = 4;  // one (task, row) item per warp
+// Merge-step blocks per attention worker: the merge kernel's one wave (four
+// blocks of 128 threads at 128 registers per SM, two workers per SM). A
+// larger grid ran a b16 verify's 4096 rows in two waves; in one, each warp
+// merges two rows of a few partials together (MergeTwoRowsInOnePass).
+constexpr int64_t kMergeBlocksPerWorker = 2;
+constexpr int64_t kMergeWarpsPerBlock = 4;  // a (task, row) item per warp at a time, or two
 
 // Diagnostic switches (A/B timing, fault isolation), read once per process.
 // PA_ATTENTION_NO_WGMMA=1 computes every Q K^T with mma.sync.
@@ -310,8 +312,15 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   const int64_t merge_blocks =
       std::min<int64_t>(CeilDiv(int64_t{plan.max_merge_tasks} * rows_per_task, kMergeWarpsPerBlock),
                         int64_t{plan.num_workers} * kMergeBlocksPerWorker);
+  // The two-row instantiation where this plan's capacity can hold more
+  // (task, row) items than the grid has warps (a CUDA graph captured for a
+  // b16 verify); plans that cannot (one request: a few hundred items) keep
+  // the one-row kernel.
+  const bool row_pairs =
+      int64_t{plan.max_merge_tasks} * rows_per_task > merge_blocks * kMergeWarpsPerBlock &&
+      rows_per_task % 2 == 0;
   return CudaCall(LaunchPagedAttentionMerge(args.dtype, args.head_dim, rows_per_task, params,
-                                            static_cast<int32_t>(merge_blocks), stream),
+                                            static_cast<int32_t>(merge_blocks), row_pairs, stream),
                   "paged attention merge launch");
 }
 

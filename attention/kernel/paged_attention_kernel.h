@@ -122,13 +122,16 @@ PA_DECLARE_ATTENTION_KERNEL(DType::kFloat16, 256);
 // The merge kernel: combines the partials of the plan's merge tasks whose
 // units have more than kFusedMergeMaxRows rows (work_plan.h; the attention
 // kernel merges the others itself), LSE-weighted in partial order. Its
-// `merge_blocks` blocks take one (task, row) item per warp for rows <
-// rows_per_task (an upper bound on any unit's rows); 0 blocks launch nothing.
+// `merge_blocks` blocks take one (task, row) item per warp, or two adjacent
+// rows when the items outnumber the warps, for rows < rows_per_task (an
+// upper bound on any unit's rows); 0 blocks launch nothing. `row_pairs`
+// picks the instantiation with the two-row path, for plans whose capacity
+// can hold more items than the grid has warps.
 // Launch right after the attention kernel on the same stream: it is launched
 // as its programmatic dependent and waits for it on the device.
 cudaError_t LaunchPagedAttentionMerge(DType dtype, int32_t head_dim, int32_t rows_per_task,
                                       const PagedAttentionParams& params, int32_t merge_blocks,
-                                      cudaStream_t stream);
+                                      bool row_pairs, cudaStream_t stream);
 
 }  // namespace paged_attention
 

@@ -1,10 +1,12 @@
 // The merge kernel of the paged attention kernel (paged_attention_kernel.h):
 // combines the partials of the plan's merge tasks whose units have more than
 // kFusedMergeMaxRows rows (the attention kernel merges smaller units itself),
-// with merge_partials.cuh's formula. One warp per (merge task, row) item;
+// with merge_partials.cuh's formula. One warp per (merge task, row) item, or
+// per two adjacent rows of a task when there are more items than warps;
 // warps loop over items, so the grid stays one wave however large the
 // captured capacity. Rows of units cut into at most kOnePassMaxPartials
-// pieces are merged in one pass (MergeRowInOnePass), the rest by MergeRow.
+// pieces are merged in one pass (MergeRowInOnePass; two rows of a unit of a
+// few pieces together, MergeTwoRowsInOnePass), the rest by MergeRow.
 //
 // Launched as a programmatic dependent of the attention kernel: its launch
 // overlaps the attention kernel's tail and it waits (griddepcontrol.wait)
@@ -115,11 +117,152 @@ __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask
                     threadIdx.x % 32 == 0);
 }
 
+// How many partials MergeTwoRowsInOnePass takes per row: two load slots of
+// MergeRowInOnePass's layout each, kSlots x kGroups partials (4 at head_dim
+// 64, 2 at 128: the two pieces of a b16 verify's units). More slots made
+// ptxas spill 100-250 bytes in this 128-register kernel; at head_dim 256 one
+// slot holds one partial, so no unit pairs and the path is left out.
+template <int kHeadDim>
+struct RowPairShape {
+  static constexpr int kPieces = kHeadDim / 4;
+  static constexpr int kLanesPerSet = kPieces < 32 ? kPieces : 32;
+  static constexpr int kGroups = 32 / kLanesPerSet;
+  static constexpr int kPiecesPerLane = kPieces / kLanesPerSet;
+  static constexpr int kSlots = 2 / kPiecesPerLane;  // load slots per row
+  static constexpr int kMaxPartials = kSlots * kGroups;
+  static_assert(kMaxPartials <= 32, "a row's LSEs fit one per lane");
+};
+
+// Rows `row` and `row` + 1 of `task`, each with MergeRowInOnePass's
+// arithmetic, when the unit was cut into at most RowPairShape::kMaxPartials
+// pieces: a unit cut into a few (a b16 verify's two) fills a slot or two of a
+// warp's sixteen loads in flight, so the two rows load together and cost the
+// one round trip a row costs. Each row sums the same partials in the same
+// order as MergeRowInOnePass does (which stops at slot ceil(n / kGroups) <=
+// kSlots, its second LSE register -inf), so the bits are its own.
 template <typename T, int kHeadDim>
+__device__ void MergeTwoRowsInOnePass(const PagedAttentionParams& p, const MergeTask& task,
+                                      int row) {
+  using Shape = RowPairShape<kHeadDim>;
+  constexpr int kLanesPerSet = Shape::kLanesPerSet;
+  constexpr int kGroups = Shape::kGroups;
+  constexpr int kPiecesPerLane = Shape::kPiecesPerLane;
+  constexpr int kSlots = Shape::kSlots;
+  const int lane = threadIdx.x % 32;
+  const int group = lane / kLanesPerSet;
+  const int first_piece = lane % kLanesPerSet;
+  const int n = task.num_partials;
+  const int64_t first_row = int64_t{task.first_partial} * kUnitRows + row;
+  const int64_t stride = int64_t{kUnitRows} * kHeadDim / 4;  // float4s from one partial to the next
+  const float4* first =
+      reinterpret_cast<const float4*>(p.partial_out + first_row * kHeadDim) + first_piece;
+  float lse[2];
+  float4 v[2][kSlots][kPiecesPerLane];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    lse[r] = lane < n ? __ldcg(p.partial_lse + first_row + r + lane * kUnitRows) : -INFINITY;
+#pragma unroll
+    for (int u = 0; u < kSlots; ++u) {
+      if (u * kGroups >= n) break;
+      const int j = u * kGroups + group;
+#pragma unroll
+      for (int k = 0; k < kPiecesPerLane; ++k) {
+        v[r][u][k] = j < n ? __ldcg(first + r * (kHeadDim / 4) + j * stride + k * kLanesPerSet)
+                           : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float max_lse = WarpMax(fmaxf(lse[r], -INFINITY));
+    float weight_low = 0.0f, weight_high = 0.0f;
+    if (max_lse != -INFINITY) {
+      weight_low = expf(lse[r] - max_lse);
+      weight_high = expf(-INFINITY - max_lse);
+    }
+    const float sum = WarpSum(weight_low + weight_high);
+    float4 acc[kPiecesPerLane];
+#pragma unroll
+    for (int k = 0; k < kPiecesPerLane; ++k) acc[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int u = 0; u < kSlots; ++u) {
+      if (u * kGroups >= n) break;
+      const int j = u * kGroups + group;
+      const float w_low = __shfl_sync(kFullMask, weight_low, j % 32);
+      const float w = j < n ? w_low : 0.0f;
+#pragma unroll
+      for (int k = 0; k < kPiecesPerLane; ++k) AddScaled(acc[k], w, v[r][u][k]);
+    }
+    FoldLaneGroups(acc, kLanesPerSet);
+    if (group == 0) {
+      StoreMergedRow<T>(p, kHeadDim, task, row + r, acc, first_piece, kLanesPerSet, sum, max_lse,
+                        lane == 0);
+    }
+  }
+}
+
+// The two-row kernel's items (MergeKernel<..., true>): one warp per (task,
+// row) item, or, when the items outnumber the warps, per two adjacent rows of
+// a task, merged together where the unit has a few pieces.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void MergeItemsInRowPairs(const PagedAttentionParams& p,
+                                                     int32_t rows_per_task, int warp,
+                                                     float* weights) {
+  // The plan's counters and merge tasks are constants of this launch (the
+  // attention kernel writes only MergeTask::arrivals, which is not read
+  // here), so the first task is loaded before the wait: it arrives while the
+  // attention kernel finishes instead of after it.
+  const int items = p.plan.counters[kPlanNumMergeTasks] * rows_per_task;
+  // More items than warps: each warp takes two adjacent rows of one task at
+  // a time (rows_per_task even), merged together where the task has few
+  // partials (MergeTwoRowsInOnePass), else one after the other.
+  const int warps = gridDim.x * kMergeWarps;
+  const bool row_pairs = items > warps && rows_per_task % 2 == 0;
+  const int per_warp = row_pairs ? 2 : 1;
+  const int step = warps * per_warp;
+  int item = (blockIdx.x * kMergeWarps + warp) * per_warp;
+  MergeTask task;
+  if (item < items) task = LoadMergeTask(p.plan.merge_tasks + item / rows_per_task);
+  // Everything below reads what the attention kernel wrote: wait for it
+  // (this grid may have launched early, as a programmatic dependent).
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  for (; item < items; item += step) {
+    const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
+    const int row = item % rows_per_task;
+    if (!MergedByAttentionKernel(rows) && row < rows) {
+      const bool two_rows = row_pairs && row + 1 < rows;
+      if (RowPairShape<kHeadDim>::kMaxPartials >= 2 && two_rows &&
+          task.num_partials <= RowPairShape<kHeadDim>::kMaxPartials) {
+        MergeTwoRowsInOnePass<T, kHeadDim>(p, task, row);
+      } else {
+        for (int r = row; r <= (two_rows ? row + 1 : row); ++r) {
+          if (task.num_partials <= kOnePassMaxPartials) {
+            MergeRowInOnePass<T, kHeadDim>(p, task, r);
+          } else {
+            MergeRow<T>(p, kHeadDim, task, r, weights);
+          }
+        }
+      }
+    }
+    if (item + step < items)
+      task = LoadMergeTask(p.plan.merge_tasks + (item + step) / rows_per_task);
+  }
+}
+
+// kRowPairs: the instantiation with the two-row path (MergeItemsInRowPairs),
+// which the launcher picks where the plan's capacity can hold more items than
+// the grid has warps. The other keeps the one-row loop as it compiled before
+// that path existed: inlined beside it, the path changed the loop's code and
+// cost one-request plans 1-3% (NOTES.md `MP`).
+template <typename T, int kHeadDim, bool kRowPairs>
 __global__ void __launch_bounds__(kMergeThreads, 4)
     MergeKernel(const PagedAttentionParams p, int32_t rows_per_task) {
   __shared__ float weights[kMergeWarps][kMergeWeights];
   const int warp = threadIdx.x / 32;
+  if constexpr (kRowPairs) {
+    MergeItemsInRowPairs<T, kHeadDim>(p, rows_per_task, warp, weights[warp]);
+    return;
+  }
   const int step = gridDim.x * kMergeWarps;
   // The plan's counters and merge tasks are constants of this launch (the
   // attention kernel writes only MergeTask::arrivals, which is not read
@@ -147,16 +290,16 @@ __global__ void __launch_bounds__(kMergeThreads, 4)
   }
 }
 
-template <typename T>
+template <typename T, bool kRowPairs>
 cudaError_t LaunchMergeKernel(int32_t head_dim, const cudaLaunchConfig_t& config,
                               const PagedAttentionParams& params, int32_t rows_per_task) {
   switch (head_dim) {
     case 64:
-      return cudaLaunchKernelEx(&config, MergeKernel<T, 64>, params, rows_per_task);
+      return cudaLaunchKernelEx(&config, MergeKernel<T, 64, kRowPairs>, params, rows_per_task);
     case 128:
-      return cudaLaunchKernelEx(&config, MergeKernel<T, 128>, params, rows_per_task);
-    case 256:
-      return cudaLaunchKernelEx(&config, MergeKernel<T, 256>, params, rows_per_task);
+      return cudaLaunchKernelEx(&config, MergeKernel<T, 128, kRowPairs>, params, rows_per_task);
+    case 256:  // no row pairs at head_dim 256 (RowPairShape)
+      return cudaLaunchKernelEx(&config, MergeKernel<T, 256, false>, params, rows_per_task);
     default:
       return cudaErrorInvalidValue;
   }
@@ -166,7 +309,7 @@ cudaError_t LaunchMergeKernel(int32_t head_dim, const cudaLaunchConfig_t& config
 
 cudaError_t LaunchPagedAttentionMerge(DType dtype, int32_t head_dim, int32_t rows_per_task,
                                       const PagedAttentionParams& params, int32_t merge_blocks,
-                                      cudaStream_t stream) {
+                                      bool row_pairs, cudaStream_t stream) {
   if (merge_blocks == 0) return cudaSuccess;
   // A programmatic dependent of the attention kernel just launched on `stream`.
   cudaLaunchAttribute attribute;
@@ -180,10 +323,13 @@ cudaError_t LaunchPagedAttentionMerge(DType dtype, int32_t head_dim, int32_t row
   config.attrs = &attribute;
   config.numAttrs = 1;
   if (dtype == DType::kBFloat16) {
-    return LaunchMergeKernel<__nv_bfloat16>(head_dim, config, params, rows_per_task);
+    return row_pairs
+               ? LaunchMergeKernel<__nv_bfloat16, true>(head_dim, config, params, rows_per_task)
+               : LaunchMergeKernel<__nv_bfloat16, false>(head_dim, config, params, rows_per_task);
   }
   if (dtype == DType::kFloat16) {
-    return LaunchMergeKernel<__half>(head_dim, config, params, rows_per_task);
+    return row_pairs ? LaunchMergeKernel<__half, true>(head_dim, config, params, rows_per_task)
+                     : LaunchMergeKernel<__half, false>(head_dim, config, params, rows_per_task);
   }
   return cudaErrorInvalidValue;
 }

@@ -203,7 +203,9 @@ __device__ void MergeTwoRowsInOnePass(const PagedAttentionParams& p, const Merge
 
 // The two-row kernel's items (MergeKernel<..., true>): one warp per (task,
 // row) item, or, when the items outnumber the warps, per two adjacent rows of
-// a task, merged together where the unit has a few pieces.
+// a task, merged together where the unit has a few pieces. Its prologue and
+// loop repeat the one-row kernel's on purpose: sharing them would change the
+// one-row kernel's code, which MPI keeps as it was (NOTES.md `MP`, `MPI`).
 template <typename T, int kHeadDim>
 __device__ __forceinline__ void MergeItemsInRowPairs(const PagedAttentionParams& p,
                                                      int32_t rows_per_task, int warp,

@@ -12,11 +12,13 @@ want to skip must be IDENTICAL: a change to one instantiation's code can move
 another's speed through code generation alone (NOTES.md, Variants), so
 "unchanged" is checked here, not assumed.
 
---rename maps REV's mangled entry names before matching (a template argument
-added to a kernel renames every entry): e.g. 'Li128E((?:Lb[01]E){3})E=>Li128E\\1Lb0EE'
-matches a kernel of three bools at REV with the same kernel and a fourth
-bool `false` now. Comments and basic-block label numbers (which shift with
-the entries before them in the file) are ignored.
+--rename maps REV's mangled names (of entries and of the shared arrays that
+carry them) before matching (a template argument added to a kernel renames
+every entry): e.g. 'Li128E((?:Lb[01]E){3})E=>Li128E\\1Lb0EE' matches a
+kernel of three bools at REV with the same kernel and a fourth bool `false`
+now. Comments, basic-block label numbers (which shift with the entries before
+them in the file) and the per-compile hash of anonymous namespaces are
+ignored.
 
 Compiles with the flags of tools/cuda.bzl (less -lineinfo, whose line numbers
 move with any edit) for sm_90a, in a temporary git worktree for REV.
@@ -44,6 +46,9 @@ def compile_ptx(root, source, out):
 
 def entries(ptx):
     """Mangled entry name -> body, labels and the name itself normalised."""
+    # An anonymous namespace's mangled name carries a hash that changes from
+    # one compile to the next (the merge kernel's): one name for all of them.
+    ptx = re.sub(r"_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+", "_GLOBAL__N__", ptx)
     result = {}
     for part in re.split(r"(?m)^(?=(?:\.visible |\.weak )?\.entry )", ptx):
         match = re.match(r"(?:\.visible |\.weak )?\.entry\s+(\S+)\(", part)
@@ -55,7 +60,7 @@ def entries(ptx):
         # entry).
         body = re.sub(r"(?m)^\s*//.*\n", "", part.replace(name, "ENTRY"))
         body = re.sub(r"\$L__BB\d+_", "$L__BB_", body)
-        result[name] = body
+        result[name] = re.sub(r"\n\s*\n", "\n", body).strip()  # blank lines: the file's order
     return result
 
 
@@ -82,13 +87,13 @@ def main():
             for source in files:
                 print(f"== {source}")
                 stem = os.path.basename(source)
-                old = entries(compile_ptx(worktree, source, os.path.join(tmp, "old_" + stem)))
+                old_ptx = compile_ptx(worktree, source, os.path.join(tmp, "old_" + stem))
                 new = entries(compile_ptx(root, source, os.path.join(tmp, "new_" + stem)))
-                renamed = {}
-                for name, body in old.items():
-                    for pattern, replacement in renames:
-                        name = pattern.sub(replacement, name)
-                    renamed[name] = body
+                # Renamed everywhere in REV's PTX: a kernel's shared arrays
+                # carry its mangled name too.
+                for pattern, replacement in renames:
+                    old_ptx = pattern.sub(replacement, old_ptx)
+                renamed = entries(old_ptx)
                 for name, body in new.items():
                     if name not in renamed:
                         print("NEW      ", name)

@@ -46,6 +46,27 @@ constexpr int kOnePassMaxPartials = 64;
 // every batch slot for units of a few pieces (NOTES.md, Variants).
 constexpr int kLoadsInFlight = 16;
 
+// How a warp covers one row of partials in MergeRowInOnePass and
+// MergeTwoRowsInOnePass: kLanesPerSet lanes hold one copy of the row
+// (kPiecesPerLane float4 pieces each), and the warp's kGroups lane groups sum
+// different partials side by side, kBatch partials per group and round trip.
+// MergeTwoRowsInOnePass gives each of its two rows kPairSlots of those load
+// slots, so kPairSlots x kGroups partials (4 at head_dim 64, 2 at 128: the
+// two pieces of a b16 verify's units). More slots made ptxas spill 100-250
+// bytes in this 128-register kernel; at head_dim 256 one slot holds one
+// partial, so no unit pairs and the path is left out.
+template <int kHeadDim>
+struct OnePassShape {
+  static constexpr int kPieces = kHeadDim / 4;                      // float4 pieces of a row
+  static constexpr int kLanesPerSet = kPieces < 32 ? kPieces : 32;  // lanes covering one copy
+  static constexpr int kGroups = 32 / kLanesPerSet;                 // partials summed side by side
+  static constexpr int kPiecesPerLane = kPieces / kLanesPerSet;
+  static constexpr int kBatch = kLoadsInFlight / kPiecesPerLane;  // partials per lane per trip
+  static constexpr int kPairSlots = 2 / kPiecesPerLane;           // load slots per paired row
+  static constexpr int kPairMaxPartials = kPairSlots * kGroups;
+  static_assert(kPairMaxPartials <= 32, "a paired row's LSEs fit one per lane");
+};
+
 // MergeRow's formula for units of at most kOnePassMaxPartials pieces, with
 // fewer round trips: the row's LSEs (two per lane) are loaded together with
 // the first batch of partials, and each lane has kLoadsInFlight loads in
@@ -58,11 +79,11 @@ constexpr int kLoadsInFlight = 16;
 // kernels was slower (NOTES.md, Variants).
 template <typename T, int kHeadDim>
 __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask& task, int row) {
-  constexpr int kPieces = kHeadDim / 4;                      // float4 pieces of a row
-  constexpr int kLanesPerSet = kPieces < 32 ? kPieces : 32;  // lanes covering one copy of the row
-  constexpr int kGroups = 32 / kLanesPerSet;                 // partials summed side by side
-  constexpr int kPiecesPerLane = kPieces / kLanesPerSet;
-  constexpr int kBatch = kLoadsInFlight / kPiecesPerLane;  // partials per lane per round trip
+  using Shape = OnePassShape<kHeadDim>;
+  constexpr int kLanesPerSet = Shape::kLanesPerSet;
+  constexpr int kGroups = Shape::kGroups;
+  constexpr int kPiecesPerLane = Shape::kPiecesPerLane;
+  constexpr int kBatch = Shape::kBatch;
   const int lane = threadIdx.x % 32;
   const int group = lane / kLanesPerSet;
   const int first_piece = lane % kLanesPerSet;
@@ -117,24 +138,8 @@ __device__ void MergeRowInOnePass(const PagedAttentionParams& p, const MergeTask
                     threadIdx.x % 32 == 0);
 }
 
-// How many partials MergeTwoRowsInOnePass takes per row: two load slots of
-// MergeRowInOnePass's layout each, kSlots x kGroups partials (4 at head_dim
-// 64, 2 at 128: the two pieces of a b16 verify's units). More slots made
-// ptxas spill 100-250 bytes in this 128-register kernel; at head_dim 256 one
-// slot holds one partial, so no unit pairs and the path is left out.
-template <int kHeadDim>
-struct RowPairShape {
-  static constexpr int kPieces = kHeadDim / 4;
-  static constexpr int kLanesPerSet = kPieces < 32 ? kPieces : 32;
-  static constexpr int kGroups = 32 / kLanesPerSet;
-  static constexpr int kPiecesPerLane = kPieces / kLanesPerSet;
-  static constexpr int kSlots = 2 / kPiecesPerLane;  // load slots per row
-  static constexpr int kMaxPartials = kSlots * kGroups;
-  static_assert(kMaxPartials <= 32, "a row's LSEs fit one per lane");
-};
-
 // Rows `row` and `row` + 1 of `task`, each with MergeRowInOnePass's
-// arithmetic, when the unit was cut into at most RowPairShape::kMaxPartials
+// arithmetic, when the unit was cut into at most OnePassShape::kPairMaxPartials
 // pieces: a unit cut into a few (a b16 verify's two) fills a slot or two of a
 // warp's sixteen loads in flight, so the two rows load together and cost the
 // one round trip a row costs. Each row sums the same partials in the same
@@ -143,11 +148,11 @@ struct RowPairShape {
 template <typename T, int kHeadDim>
 __device__ void MergeTwoRowsInOnePass(const PagedAttentionParams& p, const MergeTask& task,
                                       int row) {
-  using Shape = RowPairShape<kHeadDim>;
+  using Shape = OnePassShape<kHeadDim>;
   constexpr int kLanesPerSet = Shape::kLanesPerSet;
   constexpr int kGroups = Shape::kGroups;
   constexpr int kPiecesPerLane = Shape::kPiecesPerLane;
-  constexpr int kSlots = Shape::kSlots;
+  constexpr int kSlots = Shape::kPairSlots;
   const int lane = threadIdx.x % 32;
   const int group = lane / kLanesPerSet;
   const int first_piece = lane % kLanesPerSet;
@@ -201,25 +206,26 @@ __device__ void MergeTwoRowsInOnePass(const PagedAttentionParams& p, const Merge
   }
 }
 
-// The two-row kernel's items (MergeKernel<..., true>): one warp per (task,
-// row) item, or, when the items outnumber the warps, per two adjacent rows of
-// a task, merged together where the unit has a few pieces. Its prologue and
-// loop repeat the one-row kernel's on purpose: sharing them would change the
-// one-row kernel's code, which MPI keeps as it was (NOTES.md `MP`, `MPI`).
-template <typename T, int kHeadDim>
-__device__ __forceinline__ void MergeItemsInRowPairs(const PagedAttentionParams& p,
-                                                     int32_t rows_per_task, int warp,
-                                                     float* weights) {
+// kRowPairs: the instantiation with the two-row path, which the launcher
+// picks where the plan's capacity can hold more items than the grid has
+// warps: there, when the live items outnumber the warps, each warp takes two
+// adjacent rows of a task, merged together where the unit has a few pieces
+// (MergeTwoRowsInOnePass), else one after the other. The other instantiation
+// is the one-row kernel as it compiled before that path existed (its PTX
+// unchanged): inlined beside it, the path changed the loop's code and cost
+// one-request plans 1-3% (NOTES.md `MP`, `MPI`).
+template <typename T, int kHeadDim, bool kRowPairs>
+__global__ void __launch_bounds__(kMergeThreads, 4)
+    MergeKernel(const PagedAttentionParams p, int32_t rows_per_task) {
+  __shared__ float weights[kMergeWarps][kMergeWeights];
+  const int warp = threadIdx.x / 32;
   // The plan's counters and merge tasks are constants of this launch (the
   // attention kernel writes only MergeTask::arrivals, which is not read
   // here), so the first task is loaded before the wait: it arrives while the
   // attention kernel finishes instead of after it.
   const int items = p.plan.counters[kPlanNumMergeTasks] * rows_per_task;
-  // More items than warps: each warp takes two adjacent rows of one task at
-  // a time (rows_per_task even), merged together where the task has few
-  // partials (MergeTwoRowsInOnePass), else one after the other.
   const int warps = gridDim.x * kMergeWarps;
-  const bool row_pairs = items > warps && rows_per_task % 2 == 0;
+  const bool row_pairs = kRowPairs && items > warps && rows_per_task % 2 == 0;
   const int per_warp = row_pairs ? 2 : 1;
   const int step = warps * per_warp;
   int item = (blockIdx.x * kMergeWarps + warp) * per_warp;
@@ -232,59 +238,26 @@ __device__ __forceinline__ void MergeItemsInRowPairs(const PagedAttentionParams&
     const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
     const int row = item % rows_per_task;
     if (!MergedByAttentionKernel(rows) && row < rows) {
-      const bool two_rows = row_pairs && row + 1 < rows;
-      if (RowPairShape<kHeadDim>::kMaxPartials >= 2 && two_rows &&
-          task.num_partials <= RowPairShape<kHeadDim>::kMaxPartials) {
-        MergeTwoRowsInOnePass<T, kHeadDim>(p, task, row);
-      } else {
-        for (int r = row; r <= (two_rows ? row + 1 : row); ++r) {
-          if (task.num_partials <= kOnePassMaxPartials) {
-            MergeRowInOnePass<T, kHeadDim>(p, task, r);
-          } else {
-            MergeRow<T>(p, kHeadDim, task, r, weights);
+      if constexpr (kRowPairs) {
+        const bool two_rows = row_pairs && row + 1 < rows;
+        if (OnePassShape<kHeadDim>::kPairMaxPartials >= 2 && two_rows &&
+            task.num_partials <= OnePassShape<kHeadDim>::kPairMaxPartials) {
+          MergeTwoRowsInOnePass<T, kHeadDim>(p, task, row);
+        } else {
+          for (int r = row; r <= (two_rows ? row + 1 : row); ++r) {
+            if (task.num_partials <= kOnePassMaxPartials) {
+              MergeRowInOnePass<T, kHeadDim>(p, task, r);
+            } else {
+              MergeRow<T>(p, kHeadDim, task, r, weights[warp]);
+            }
           }
         }
-      }
-    }
-    if (item + step < items)
-      task = LoadMergeTask(p.plan.merge_tasks + (item + step) / rows_per_task);
-  }
-}
-
-// kRowPairs: the instantiation with the two-row path (MergeItemsInRowPairs),
-// which the launcher picks where the plan's capacity can hold more items than
-// the grid has warps. The other keeps the one-row loop as it compiled before
-// that path existed: inlined beside it, the path changed the loop's code and
-// cost one-request plans 1-3% (NOTES.md `MP`).
-template <typename T, int kHeadDim, bool kRowPairs>
-__global__ void __launch_bounds__(kMergeThreads, 4)
-    MergeKernel(const PagedAttentionParams p, int32_t rows_per_task) {
-  __shared__ float weights[kMergeWarps][kMergeWeights];
-  const int warp = threadIdx.x / 32;
-  if constexpr (kRowPairs) {
-    MergeItemsInRowPairs<T, kHeadDim>(p, rows_per_task, warp, weights[warp]);
-    return;
-  }
-  const int step = gridDim.x * kMergeWarps;
-  // The plan's counters and merge tasks are constants of this launch (the
-  // attention kernel writes only MergeTask::arrivals, which is not read
-  // here), so the first task is loaded before the wait: it arrives while the
-  // attention kernel finishes instead of after it.
-  const int items = p.plan.counters[kPlanNumMergeTasks] * rows_per_task;
-  int item = blockIdx.x * kMergeWarps + warp;
-  MergeTask task;
-  if (item < items) task = LoadMergeTask(p.plan.merge_tasks + item / rows_per_task);
-  // Everything below reads what the attention kernel wrote: wait for it
-  // (this grid may have launched early, as a programmatic dependent).
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-  for (; item < items; item += step) {
-    const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
-    const int row = item % rows_per_task;
-    if (!MergedByAttentionKernel(rows) && row < rows) {
-      if (task.num_partials <= kOnePassMaxPartials) {
-        MergeRowInOnePass<T, kHeadDim>(p, task, row);
       } else {
-        MergeRow<T>(p, kHeadDim, task, row, weights[warp]);
+        if (task.num_partials <= kOnePassMaxPartials) {
+          MergeRowInOnePass<T, kHeadDim>(p, task, row);
+        } else {
+          MergeRow<T>(p, kHeadDim, task, row, weights[warp]);
+        }
       }
     }
     if (item + step < items)
@@ -300,7 +273,7 @@ cudaError_t LaunchMergeKernel(int32_t head_dim, const cudaLaunchConfig_t& config
       return cudaLaunchKernelEx(&config, MergeKernel<T, 64, kRowPairs>, params, rows_per_task);
     case 128:
       return cudaLaunchKernelEx(&config, MergeKernel<T, 128, kRowPairs>, params, rows_per_task);
-    case 256:  // no row pairs at head_dim 256 (RowPairShape)
+    case 256:  // no row pairs at head_dim 256 (OnePassShape)
       return cudaLaunchKernelEx(&config, MergeKernel<T, 256, false>, params, rows_per_task);
     default:
       return cudaErrorInvalidValue;

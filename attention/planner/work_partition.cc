@@ -115,11 +115,15 @@ UnitKeys UnionOf(const UnitKeys& a, const UnitKeys& b, int tile_shift) {
 }
 
 // Calls fn(group) for every co-read group of `width` (1: every unit alone), in
-// the order workers take them: request, then KV head, then unit tile. An fn
-// that returns bool stops the walk by returning false.
+// the order workers take them: request, then KV head, then unit tile; of KV
+// head `only_kv_head` alone when it is >= 0 (head lanes). An fn that returns
+// bool stops the walk by returning false.
 template <typename Fn>
 void ForEachGroup(absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32_t> cache_seqlens,
-                  const PartitionConfig& config, int32_t width, Fn&& fn) {
+                  const PartitionConfig& config, int32_t width, Fn&& fn,
+                  int32_t only_kv_head = -1) {
+  const int32_t first_kv_head = only_kv_head >= 0 ? only_kv_head : 0;
+  const int32_t end_kv_head = only_kv_head >= 0 ? only_kv_head + 1 : config.num_kv_heads;
   const int tile_shift = TileShift(config.head_dim);
   for (size_t request = 0; request < cache_seqlens.size(); ++request) {
     const int64_t q_len = int64_t{cu_seqlens_q[request + 1]} - cu_seqlens_q[request];
@@ -141,7 +145,7 @@ void ForEachGroup(absl::Span<const int32_t> cu_seqlens_q, absl::Span<const int32
     // (decode, and verify up to width x 64 rows) computes it once.
     const bool one_group = unit_tiles <= width;
     if (one_group && unit_tiles > 0) set_members(0);
-    for (int32_t kv_head = 0; kv_head < config.num_kv_heads; ++kv_head) {
+    for (int32_t kv_head = first_kv_head; kv_head < end_kv_head; ++kv_head) {
       group.kv_head = kv_head;
       for (int64_t first = 0; first < unit_tiles; first += width) {
         if (!one_group) set_members(first);
@@ -353,6 +357,93 @@ bool MiddlePastShare(int64_t assigned, int64_t cost, int64_t share_end) {
   return assigned + cost / 2 >= share_end;
 }
 
+// Head lanes. The pool keeps a token's KV heads side by side (a 2 KB row at 8
+// heads x 128 dims) and every KV head of a request sees the same keys, so the
+// partition deals KV head 0's units alone, over num_workers / num_kv_heads
+// head-0 workers, and gives head h of head-0 worker g's segments to worker
+// g x num_kv_heads + h: the workers of one request's heads read the same
+// token rows at the same time, whatever the batch. Dealt by request, then
+// head, a worker ran several heads of one request back to back, so about four
+// times as many requests' pages were read at once: on the H200 the decode
+// kernel's loads waited 9% longer (2.33 against 2.14 us, per-tile timeline)
+// and b128 1k ran 3% behind b32 4k, which reads the same bytes (NOTES.md,
+// `HL`). Used when it idles at most 1 / kMaxIdleLaneWorkersInverse of the
+// workers (num_workers % num_kv_heads), and not beside co-read groups (whose
+// members already deal side by side) or pinned splits.
+constexpr int32_t kMaxIdleLaneWorkersInverse = 16;
+
+int32_t HeadLanes(const PartitionConfig& config, int32_t width) {
+  const int32_t heads = config.num_kv_heads;
+  if (heads == 1 || width > 1 || config.pinned_splits > 0 || config.num_workers < heads) return 1;
+  const int32_t idle = config.num_workers % heads;
+  return int64_t{idle} * kMaxIdleLaneWorkersInverse <= config.num_workers ? heads : 1;
+}
+
+// Turns the plan of KV head 0 in `buffers` (`head0`: its counts, over
+// head-0 workers 0 .. head0.worker_span - 1) into every head's: head h of
+// head-0 worker g's segments on worker g x lanes + h, with head h's partials
+// and merge tasks after head h - 1's. In place, from the last worker back,
+// so that nothing is overwritten before it is read (a head-0 worker's
+// segments move only towards the end). merge_by_all carries over: whether a
+// unit's pieces all end their workers' lists is the same for every head.
+absl::StatusOr<PartitionCounts> SpreadOverHeadLanes(const PartitionConfig& config,
+                                                    const PartitionBuffers& buffers,
+                                                    const PartitionCounts& head0, int32_t lanes) {
+  const int64_t segments = int64_t{head0.num_segments} * lanes;
+  const int64_t merge_tasks = int64_t{head0.num_merge_tasks} * lanes;
+  if (segments > static_cast<int64_t>(buffers.segments.size())) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("work plan segments: capacity ", buffers.segments.size(),
+                     " is too small (the plan has ", segments, ")"));
+  }
+  if (merge_tasks > static_cast<int64_t>(buffers.merge_tasks.size())) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("work plan merge tasks: capacity ", buffers.merge_tasks.size(),
+                     " is too small (the plan has ", merge_tasks, ")"));
+  }
+  const int32_t tasks0 = head0.num_merge_tasks;
+  const int32_t partials0 = head0.num_partials;
+  for (int32_t t = 0; t < tasks0; ++t) {
+    for (int32_t h = 1; h < lanes; ++h) {  // past head 0's tasks: no source overwritten
+      MergeTask& task = buffers.merge_tasks[h * tasks0 + t];
+      task = buffers.merge_tasks[t];
+      task.kv_head = h;
+      task.first_partial += h * partials0;
+    }
+  }
+  const int32_t span0 = head0.worker_span;
+  int32_t next_begin = buffers.worker_begin[span0];  // head-0 worker g + 1's begin
+  for (int32_t w = span0 * lanes; w <= config.num_workers; ++w) {
+    buffers.worker_begin[w] = static_cast<int32_t>(segments);
+  }
+  for (int32_t g = span0 - 1; g >= 0; --g) {
+    // Worker g's entries were written only by workers g' > g (at g' x lanes > g).
+    const int32_t begin = buffers.worker_begin[g];
+    const int32_t count = next_begin - begin;
+    next_begin = begin;
+    // Head h > 0 lands at or past `begin + count`; head 0 on or after its source.
+    for (int32_t h = lanes - 1; h >= 0; --h) {
+      const int32_t to = lanes * begin + h * count;
+      buffers.worker_begin[g * lanes + h] = to;
+      for (int32_t i = count - 1; i >= 0; --i) {
+        WorkSegment segment = buffers.segments[begin + i];
+        segment.kv_head = h;
+        if (segment.partial >= 0) segment.partial += h * partials0;
+        if (segment.merge_task >= 0) segment.merge_task += h * tasks0;
+        buffers.segments[to + i] = segment;
+      }
+    }
+  }
+  PartitionCounts counts = head0;
+  counts.num_segments = static_cast<int32_t>(segments);
+  counts.num_merge_tasks = static_cast<int32_t>(merge_tasks);
+  counts.num_partials = partials0 * lanes;
+  counts.num_active_workers = head0.num_active_workers * lanes;
+  counts.worker_span = span0 * lanes;
+  counts.total_cost = head0.total_cost * lanes;
+  return counts;
+}
+
 // How a candidate plan cuts units.
 struct CutRule {
   enum Kind {
@@ -463,7 +554,12 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       longest_group_tiles = longest_candidate_tiles;
     }
   }
-  const int32_t max_workers = config.num_workers / width;
+  // Head lanes (HeadLanes): from here on the walks see KV head 0's units only,
+  // which cost 1 / lanes of every head's (each head sees the same keys).
+  const int32_t lanes = HeadLanes(config, width);
+  const int32_t walk_kv_head = lanes > 1 ? 0 : -1;
+  if (lanes > 1) total_cost /= lanes;
+  const int32_t max_workers = config.num_workers / (width * lanes);
   int32_t workers = max_workers;
   if (config.pinned_splits == 0) {
     workers = static_cast<int32_t>(
@@ -514,75 +610,81 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     };
     absl::Status status = absl::OkStatus();
 
-    ForEachGroup(cu_seqlens_q, cache_seqlens, config, width, [&](const UnitGroup& group) -> bool {
-      const int64_t tiles = group.keys.num_tiles;
-      // The unit this pass writes of the group (none: the group has fewer
-      // members), its keys and where they start among the group's tiles.
-      const bool writes_unit = member < group.members;
-      const int32_t unit_tile = group.first_unit_tile + std::max(member, 0);
-      const UnitKeys keys = member < 0 || !writes_unit
-                                ? group.keys
-                                : MemberKeys(cu_seqlens_q, cache_seqlens, config, group, member);
-      const int64_t offset = keys.num_tiles > 0 ? keys.first_tile - group.keys.first_tile : 0;
-      const int32_t first_partial = writer.counts().num_partials;
-      bool emitted = false, split = false;
-      // Group tiles [lo, hi) on the current worker: the unit's part of them.
-      auto emit = [&](int64_t lo, int64_t hi) {
-        if (!writes_unit || !status.ok()) return;
-        if (keys.num_tiles == 0) {  // no visible key: one segment that writes zeros
-          if (!emitted)
-            status = writer.AddSegment(group.request, group.kv_head, unit_tile, keys, 0, 0, -1);
-          emitted = true;
-          return;
-        }
-        const int64_t begin = std::max(lo, offset) - offset;
-        const int64_t end = std::min<int64_t>(hi, offset + keys.num_tiles) - offset;
-        if (begin >= end) return;
-        if (!emitted) split = end < keys.num_tiles;  // more pieces follow: merged
-        emitted = true;
-        status = writer.AddSegment(group.request, group.kv_head, unit_tile, keys, begin, end,
-                                   split ? writer.NewPartial() : -1);
-      };
-      if (const int64_t pieces = pieces_of(rule, tiles); pieces > 0) {
-        // Near-equal pieces, each to the worker whose share holds the
-        // piece's middle; the first tiles % pieces are one tile longer (one
-        // 32-bit division per group: tiles < 2^31).
-        const int32_t shorter = static_cast<int32_t>(tiles) / static_cast<int32_t>(pieces);
-        const int32_t longer = static_cast<int32_t>(tiles) - shorter * static_cast<int32_t>(pieces);
-        int64_t begin = 0;
-        for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
-          const int64_t length = shorter + (piece < longer ? 1 : 0);
-          const int64_t cost = length + kSegmentOverheadTiles;
-          while (worker < workers - 1 && MiddlePastShare(assigned, cost, share_end)) next_worker();
-          emit(begin, begin + length);
-          assigned += cost;
-          begin += length;
-        }
-      } else {
-        int64_t begin = 0;
-        while (status.ok()) {
-          const int64_t rest = tiles - begin;
-          const int64_t room = share_end - assigned;
-          int64_t take = rest;
-          if (worker < workers - 1 && rest + kSegmentOverheadTiles > room + tolerance) {
-            const int64_t fits = room - kSegmentOverheadTiles;
-            if (fits < min_piece) {  // this worker is full: the next one starts the group
-              next_worker();
-              continue;
+    ForEachGroup(
+        cu_seqlens_q, cache_seqlens, config, width,
+        [&](const UnitGroup& group) -> bool {
+          const int64_t tiles = group.keys.num_tiles;
+          // The unit this pass writes of the group (none: the group has fewer
+          // members), its keys and where they start among the group's tiles.
+          const bool writes_unit = member < group.members;
+          const int32_t unit_tile = group.first_unit_tile + std::max(member, 0);
+          const UnitKeys keys = member < 0 || !writes_unit ? group.keys
+                                                           : MemberKeys(cu_seqlens_q, cache_seqlens,
+                                                                        config, group, member);
+          const int64_t offset = keys.num_tiles > 0 ? keys.first_tile - group.keys.first_tile : 0;
+          const int32_t first_partial = writer.counts().num_partials;
+          bool emitted = false, split = false;
+          // Group tiles [lo, hi) on the current worker: the unit's part of them.
+          auto emit = [&](int64_t lo, int64_t hi) {
+            if (!writes_unit || !status.ok()) return;
+            if (keys.num_tiles == 0) {  // no visible key: one segment that writes zeros
+              if (!emitted)
+                status = writer.AddSegment(group.request, group.kv_head, unit_tile, keys, 0, 0, -1);
+              emitted = true;
+              return;
             }
-            if (rest - fits >= min_piece) take = fits;  // else: the tail is too short to cut off
+            const int64_t begin = std::max(lo, offset) - offset;
+            const int64_t end = std::min<int64_t>(hi, offset + keys.num_tiles) - offset;
+            if (begin >= end) return;
+            if (!emitted) split = end < keys.num_tiles;  // more pieces follow: merged
+            emitted = true;
+            status = writer.AddSegment(group.request, group.kv_head, unit_tile, keys, begin, end,
+                                       split ? writer.NewPartial() : -1);
+          };
+          if (const int64_t pieces = pieces_of(rule, tiles); pieces > 0) {
+            // Near-equal pieces, each to the worker whose share holds the
+            // piece's middle; the first tiles % pieces are one tile longer (one
+            // 32-bit division per group: tiles < 2^31).
+            const int32_t shorter = static_cast<int32_t>(tiles) / static_cast<int32_t>(pieces);
+            const int32_t longer =
+                static_cast<int32_t>(tiles) - shorter * static_cast<int32_t>(pieces);
+            int64_t begin = 0;
+            for (int64_t piece = 0; piece < pieces && status.ok(); ++piece) {
+              const int64_t length = shorter + (piece < longer ? 1 : 0);
+              const int64_t cost = length + kSegmentOverheadTiles;
+              while (worker < workers - 1 && MiddlePastShare(assigned, cost, share_end))
+                next_worker();
+              emit(begin, begin + length);
+              assigned += cost;
+              begin += length;
+            }
+          } else {
+            int64_t begin = 0;
+            while (status.ok()) {
+              const int64_t rest = tiles - begin;
+              const int64_t room = share_end - assigned;
+              int64_t take = rest;
+              if (worker < workers - 1 && rest + kSegmentOverheadTiles > room + tolerance) {
+                const int64_t fits = room - kSegmentOverheadTiles;
+                if (fits < min_piece) {  // this worker is full: the next one starts the group
+                  next_worker();
+                  continue;
+                }
+                if (rest - fits >= min_piece)
+                  take = fits;  // else: the tail is too short to cut off
+              }
+              emit(begin, begin + take);
+              assigned += take + kSegmentOverheadTiles;
+              begin += take;
+              if (take == rest) break;
+              next_worker();
+            }
           }
-          emit(begin, begin + take);
-          assigned += take + kSegmentOverheadTiles;
-          begin += take;
-          if (take == rest) break;
-          next_worker();
-        }
-      }
-      if (status.ok() && split)
-        status = writer.AddMerge(group.request, group.kv_head, unit_tile, first_partial);
-      return status.ok() && writer.max_worker_time() <= stop_above;
-    });
+          if (status.ok() && split)
+            status = writer.AddMerge(group.request, group.kv_head, unit_tile, first_partial);
+          return status.ok() && writer.max_worker_time() <= stop_above;
+        },
+        walk_kv_head);
     return status;
   };
   // The counts of a plan written whole (every worker's span closed).
@@ -600,7 +702,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // plan's own (from `write`).
   auto score = [&](const CutRule& rule, int64_t cost_line, int64_t stop_above,
                    bool write) -> absl::StatusOr<ScoredPlan> {
-    if (write && width == 1) {
+    if (write && width == 1 && lanes == 1) {
       PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, true);
       const absl::Status status = plan(writer, rule, cost_line, -1, 0, stop_above);
       if (status.ok()) {
@@ -626,6 +728,12 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       for (int32_t m = 0; m < width; ++m)
         RETURN_IF_ERROR(plan(writer, rule, cost_line, m, m * workers));
     }
+    if (lanes > 1) {
+      PartitionCounts counts = writer.Finish(writer.counts().worker_span);
+      ASSIGN_OR_RETURN(counts, SpreadOverHeadLanes(config, buffers, counts, lanes));
+      counts.num_units = num_units;
+      return counts;
+    }
     return finish_written(writer);
   };
   if (config.pinned_splits > 0) {
@@ -645,7 +753,8 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // 16k ran 3% faster with all workers equal than with a tail of a few), and
   // even pieces count as a tie up to kEvenPiecesSlackPercent.
   // (Co-read groups are scored as units: their members run side by side.)
-  // Whole units, the last candidate, is written as it is scored: it wins for
+  // Whole units, the last candidate, is written as it is scored (without head
+  // lanes, whose plan is head 0's until SpreadOverHeadLanes): it wins for
   // most large decode batches (b128 1k, b256 4k), which then take one walk
   // fewer. (Writing the balanced plan as it is scored too cost the batches it
   // wins, b1 32k and b16 q8 verify, more than it saved: planner_benchmark.)
@@ -678,10 +787,13 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       // Even pieces are dealt over shares of their own total cost, so that
       // pieces of about one share each land one per worker.
       int64_t even_cost_line = 0;
-      ForEachGroup(cu_seqlens_q, cache_seqlens, config, width, [&](const UnitGroup& group) {
-        even_cost_line +=
-            group.keys.num_tiles + pieces_of(even, group.keys.num_tiles) * kSegmentOverheadTiles;
-      });
+      ForEachGroup(
+          cu_seqlens_q, cache_seqlens, config, width,
+          [&](const UnitGroup& group) {
+            even_cost_line += group.keys.num_tiles +
+                              pieces_of(even, group.keys.num_tiles) * kSegmentOverheadTiles;
+          },
+          walk_kv_head);
       RETURN_IF_ERROR(try_candidate(even, even_cost_line, false));
     }
     RETURN_IF_ERROR(try_candidate(CutRule{CutRule::kFixedPieces, 1}, planned_cost, true));

@@ -425,6 +425,83 @@ TEST(WorkPartitionTest, UnitsSharingKvAreDealtSideBySide) {
   }
 }
 
+// Decode and verify units of one request read the same token rows of the
+// pool, one KV head each, so the partition deals KV head 0's units and gives
+// head h of head-0 worker g's segments to worker g x heads + h: the heads of a
+// request run side by side (the same requests and key ranges at the same
+// places in their workers' lists), whatever the batch, and a short batch still
+// takes the first workers only.
+TEST(WorkPartitionTest, HeadsOfARequestAreDealtSideBySide) {
+  struct Case {
+    int32_t kv_heads, group, q_len;
+    std::vector<int32_t> k_lens;
+  };
+  std::vector<int32_t> skewed = {131072};
+  for (int i = 0; i < 63; ++i) skewed.push_back(1024);
+  std::mt19937_64 rng(TestSeed());
+  std::vector<int32_t> random;
+  for (int i = 0; i < 40; ++i) random.push_back(1 + static_cast<int32_t>(rng() % 9000));
+  for (const Case& c : {Case{8, 4, 1, std::vector<int32_t>(128, 1024)},
+                        Case{8, 4, 1, std::vector<int32_t>(64, 4096)},
+                        Case{8, 8, 8, std::vector<int32_t>(1, 32768)}, Case{8, 4, 4, skewed},
+                        Case{32, 1, 1, std::vector<int32_t>(128, 1024)}, Case{8, 4, 2, random},
+                        Case{8, 4, 1, std::vector<int32_t>(1, 64)}}) {
+    SCOPED_TRACE(testing::Message()
+                 << c.kv_heads << " KV heads, " << c.k_lens.size() << " requests, q " << c.q_len);
+    const PartitionConfig config = Config(c.kv_heads, c.group, 128, 264);
+    Batch batch;
+    for (int32_t k_len : c.k_lens) batch.Add(c.q_len, k_len);
+    const Plan plan = MustPartition(batch, config);
+    ExpectValidPlan(batch, config, plan);
+    const int32_t heads = c.kv_heads;
+    ASSERT_EQ(plan.counts.worker_span % heads, 0);
+    const int32_t partials_per_head = plan.counts.num_partials / heads;
+    const int32_t tasks_per_head = plan.counts.num_merge_tasks / heads;
+    for (int32_t g = 0; g < plan.counts.worker_span / heads; ++g) {
+      const int32_t first = plan.worker_begin[g * heads];
+      const int32_t size = plan.worker_begin[g * heads + 1] - first;
+      for (int32_t h = 0; h < heads; ++h) {
+        const int32_t w = g * heads + h;
+        ASSERT_EQ(plan.worker_begin[w + 1] - plan.worker_begin[w], size) << "worker " << w;
+        for (int32_t i = 0; i < size; ++i) {
+          const WorkSegment& head0 = plan.segments[first + i];
+          const WorkSegment& segment = plan.segments[plan.worker_begin[w] + i];
+          EXPECT_EQ(head0.kv_head, 0);
+          EXPECT_EQ(segment.kv_head, h);
+          EXPECT_EQ(segment.request, head0.request);
+          EXPECT_EQ(segment.unit_tile, head0.unit_tile);
+          EXPECT_EQ(segment.key_begin, head0.key_begin);
+          EXPECT_EQ(segment.key_end, head0.key_end);
+          EXPECT_EQ(segment.merge_by_all, head0.merge_by_all);
+          EXPECT_EQ(segment.partial,
+                    head0.partial < 0 ? -1 : head0.partial + h * partials_per_head);
+          EXPECT_EQ(segment.merge_task,
+                    head0.merge_task < 0 ? -1 : head0.merge_task + h * tasks_per_head);
+        }
+      }
+    }
+    if (c.k_lens.size() == 1 && c.k_lens[0] == 64) {
+      EXPECT_EQ(plan.counts.worker_span, heads) << "a short batch: the first workers only";
+    } else {
+      EXPECT_GE(plan.counts.num_active_workers, 256);
+      EXPECT_LE(Imbalance(plan, 264), 1.10);
+    }
+  }
+}
+
+// Head lanes would idle more than 1/16 of the workers (264 % 40 = 24): the
+// units are dealt by request, then head, over every worker.
+TEST(WorkPartitionTest, HeadLanesOnlyWhenFewWorkersIdle) {
+  const PartitionConfig config = Config(40, 1, 128, 264);
+  Batch batch;
+  for (int i = 0; i < 64; ++i) batch.Add(1, 1024);
+  const Plan plan = MustPartition(batch, config);
+  ExpectValidPlan(batch, config, plan);
+  EXPECT_GT(plan.counts.num_active_workers, 256);
+  EXPECT_EQ(plan.segments[0].kv_head, 0);
+  EXPECT_EQ(plan.segments[1].kv_head, 1) << "request 0's heads back to back on worker 0";
+}
+
 // One q64 request among 63 decode requests: groups of four would leave three
 // workers of every decode group idle, so units stay alone, back to back.
 TEST(WorkPartitionTest, MixedBatchesKeepUnitsAlone) {

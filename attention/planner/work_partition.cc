@@ -360,16 +360,21 @@ bool MiddlePastShare(int64_t assigned, int64_t cost, int64_t share_end) {
 // Head lanes. The pool keeps a token's KV heads side by side (a 2 KB row at 8
 // heads x 128 dims) and every KV head of a request sees the same keys, so the
 // partition deals KV head 0's units alone, over num_workers / num_kv_heads
-// head-0 workers, and gives head h of head-0 worker g's segments to worker
-// g x num_kv_heads + h: the workers of one request's heads read the same
-// token rows at the same time, whatever the batch. Dealt by request, then
-// head, a worker ran several heads of one request back to back, so about four
-// times as many requests' pages were read at once: on the H200 the decode
-// kernel's loads waited 9% longer (2.33 against 2.14 us, per-tile timeline)
-// and b128 1k ran 3% behind b32 4k, which reads the same bytes (NOTES.md,
-// `HL`). Used when it idles at most 1 / kMaxIdleLaneWorkersInverse of the
-// workers (num_workers % num_kv_heads), and not beside co-read groups (whose
-// members already deal side by side) or pinned splits.
+// head-0 workers, and runs head h of head-0 worker g's segments on worker
+// h x span + g (span: the head-0 workers in use): the workers of one
+// request's heads read the same token rows at the same time, whatever the
+// batch. Dealt by request, then head, a worker ran several heads of one
+// request back to back, so about four times as many requests' pages were
+// read at once: on the H200 the decode kernel's loads waited 9% longer (2.33
+// against 2.14 us, per-tile timeline) and b128 1k ran 3% behind b32 4k, which
+// reads the same bytes (NOTES.md, `HL`). Heads in blocks of `span` workers,
+// not side by side in the worker order: a head-0 worker left idle then idles
+// one worker every `span`, spread over the GPU as the dealing by request
+// spreads them; eight idle side by side made b32 16k 1.2% slower (`HL`'s
+// first form). A short plan still takes the first workers only. Used when it
+// idles at most 1 / kMaxIdleLaneWorkersInverse of the workers (num_workers %
+// num_kv_heads), and not beside co-read groups (whose members already deal
+// side by side) or pinned splits.
 constexpr int32_t kMaxIdleLaneWorkersInverse = 16;
 
 int32_t HeadLanes(const PartitionConfig& config, int32_t width) {
@@ -379,13 +384,13 @@ int32_t HeadLanes(const PartitionConfig& config, int32_t width) {
   return int64_t{idle} * kMaxIdleLaneWorkersInverse <= config.num_workers ? heads : 1;
 }
 
-// Turns the plan of KV head 0 in `buffers` (`head0`: its counts, over
-// head-0 workers 0 .. head0.worker_span - 1) into every head's: head h of
-// head-0 worker g's segments on worker g x lanes + h, with head h's partials
-// and merge tasks after head h - 1's. In place, from the last worker back,
-// so that nothing is overwritten before it is read (a head-0 worker's
-// segments move only towards the end). merge_by_all carries over: whether a
-// unit's pieces all end their workers' lists is the same for every head.
+// Turns the plan of KV head 0 in `buffers` (`head0`: its counts, over head-0
+// workers 0 .. head0.worker_span - 1) into every head's: head h's copy of it
+// follows head h - 1's, on workers h x span .. (h + 1) x span - 1, with head
+// h's partials and merge tasks after head h - 1's. Head 0's plan stays where
+// it is and the copies land past it, so nothing is overwritten before it is
+// read. merge_by_all carries over: whether a unit's pieces all end their
+// workers' lists is the same for every head.
 absl::StatusOr<PartitionCounts> SpreadOverHeadLanes(const PartitionConfig& config,
                                                     const PartitionBuffers& buffers,
                                                     const PartitionCounts& head0, int32_t lanes) {
@@ -401,45 +406,39 @@ absl::StatusOr<PartitionCounts> SpreadOverHeadLanes(const PartitionConfig& confi
         absl::StrCat("work plan merge tasks: capacity ", buffers.merge_tasks.size(),
                      " is too small (the plan has ", merge_tasks, ")"));
   }
+  const int32_t segments0 = head0.num_segments;
   const int32_t tasks0 = head0.num_merge_tasks;
   const int32_t partials0 = head0.num_partials;
-  for (int32_t t = 0; t < tasks0; ++t) {
-    for (int32_t h = 1; h < lanes; ++h) {  // past head 0's tasks: no source overwritten
+  const int32_t span = head0.worker_span;
+  for (int32_t h = 1; h < lanes; ++h) {
+    for (int32_t t = 0; t < tasks0; ++t) {
       MergeTask& task = buffers.merge_tasks[h * tasks0 + t];
       task = buffers.merge_tasks[t];
       task.kv_head = h;
       task.first_partial += h * partials0;
     }
-  }
-  const int32_t span0 = head0.worker_span;
-  int32_t next_begin = buffers.worker_begin[span0];  // head-0 worker g + 1's begin
-  for (int32_t w = span0 * lanes; w <= config.num_workers; ++w) {
-    buffers.worker_begin[w] = static_cast<int32_t>(segments);
-  }
-  for (int32_t g = span0 - 1; g >= 0; --g) {
-    // Worker g's entries were written only by workers g' > g (at g' x lanes > g).
-    const int32_t begin = buffers.worker_begin[g];
-    const int32_t count = next_begin - begin;
-    next_begin = begin;
-    // Head h > 0 lands at or past `begin + count`; head 0 on or after its source.
-    for (int32_t h = lanes - 1; h >= 0; --h) {
-      const int32_t to = lanes * begin + h * count;
-      buffers.worker_begin[g * lanes + h] = to;
-      for (int32_t i = count - 1; i >= 0; --i) {
-        WorkSegment segment = buffers.segments[begin + i];
-        segment.kv_head = h;
-        if (segment.partial >= 0) segment.partial += h * partials0;
-        if (segment.merge_task >= 0) segment.merge_task += h * tasks0;
-        buffers.segments[to + i] = segment;
-      }
+    for (int32_t i = 0; i < segments0; ++i) {
+      WorkSegment& segment = buffers.segments[h * segments0 + i];
+      segment = buffers.segments[i];
+      segment.kv_head = h;
+      if (segment.partial >= 0) segment.partial += h * partials0;
+      if (segment.merge_task >= 0) segment.merge_task += h * tasks0;
     }
+    // Reads entries < span; writes entries >= span (the one at span, head 1's
+    // first, is head 0's end: segments0 either way).
+    for (int32_t g = 0; g < span; ++g) {
+      buffers.worker_begin[h * span + g] = h * segments0 + buffers.worker_begin[g];
+    }
+  }
+  for (int32_t w = span * lanes; w <= config.num_workers; ++w) {
+    buffers.worker_begin[w] = static_cast<int32_t>(segments);
   }
   PartitionCounts counts = head0;
   counts.num_segments = static_cast<int32_t>(segments);
   counts.num_merge_tasks = static_cast<int32_t>(merge_tasks);
   counts.num_partials = partials0 * lanes;
   counts.num_active_workers = head0.num_active_workers * lanes;
-  counts.worker_span = span0 * lanes;
+  counts.worker_span = span * lanes;
   counts.total_cost = head0.total_cost * lanes;
   return counts;
 }

@@ -426,8 +426,8 @@ TEST(WorkPartitionTest, UnitsSharingKvAreDealtSideBySide) {
 }
 
 // Decode and verify units of one request read the same token rows of the
-// pool, one KV head each, so the partition deals KV head 0's units and gives
-// head h of head-0 worker g's segments to worker g x heads + h: the heads of a
+// pool, one KV head each, so the partition deals KV head 0's units and runs
+// head h of head-0 worker g's segments on worker h x span + g: the heads of a
 // request run side by side (the same requests and key ranges at the same
 // places in their workers' lists), whatever the batch, and a short batch still
 // takes the first workers only.
@@ -457,11 +457,12 @@ TEST(WorkPartitionTest, HeadsOfARequestAreDealtSideBySide) {
     ASSERT_EQ(plan.counts.worker_span % heads, 0);
     const int32_t partials_per_head = plan.counts.num_partials / heads;
     const int32_t tasks_per_head = plan.counts.num_merge_tasks / heads;
-    for (int32_t g = 0; g < plan.counts.worker_span / heads; ++g) {
-      const int32_t first = plan.worker_begin[g * heads];
-      const int32_t size = plan.worker_begin[g * heads + 1] - first;
+    const int32_t span = plan.counts.worker_span / heads;
+    for (int32_t g = 0; g < span; ++g) {
+      const int32_t first = plan.worker_begin[g];
+      const int32_t size = plan.worker_begin[g + 1] - first;
       for (int32_t h = 0; h < heads; ++h) {
-        const int32_t w = g * heads + h;
+        const int32_t w = h * span + g;
         ASSERT_EQ(plan.worker_begin[w + 1] - plan.worker_begin[w], size) << "worker " << w;
         for (int32_t i = 0; i < size; ++i) {
           const WorkSegment& head0 = plan.segments[first + i];

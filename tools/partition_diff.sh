@@ -6,6 +6,7 @@
 # compares every field of every segment on many more. Host only: g++ and the
 # system Abseil (tools/setup.sh), no Bazel.
 #   bash tools/partition_diff.sh REV [CASES] [SEED]
+#   PARTITION_DIFF_HEAD_DIM=64 bash tools/partition_diff.sh REV   # every case at one head_dim
 #   bash tools/partition_diff.sh REV time   # host time of both on fixed shapes, calls interleaved
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -374,12 +374,18 @@ bool MiddlePastShare(int64_t assigned, int64_t cost, int64_t share_end) {
 // first form). A short plan still takes the first workers only. Used when it
 // idles at most 1 / kMaxIdleLaneWorkersInverse of the workers (num_workers %
 // num_kv_heads), and not beside co-read groups (whose members already deal
-// side by side) or pinned splits.
+// side by side) or pinned splits, nor at head_dim 64: there head lanes made
+// decode b32 16k 4.6% and verify b16 q8 8k 2.6% slower (`HL2`; its token rows
+// are 1 KB, and the two CTAs of an SM read heads h and h + 4 of the same rows;
+// why that costs was not measured), while head_dim 256 ran as before.
 constexpr int32_t kMaxIdleLaneWorkersInverse = 16;
 
 int32_t HeadLanes(const PartitionConfig& config, int32_t width) {
   const int32_t heads = config.num_kv_heads;
-  if (heads == 1 || width > 1 || config.pinned_splits > 0 || config.num_workers < heads) return 1;
+  if (heads == 1 || width > 1 || config.pinned_splits > 0 || config.num_workers < heads ||
+      config.head_dim < 128) {
+    return 1;
+  }
   const int32_t idle = config.num_workers % heads;
   return int64_t{idle} * kMaxIdleLaneWorkersInverse <= config.num_workers ? heads : 1;
 }

@@ -490,17 +490,22 @@ TEST(WorkPartitionTest, HeadsOfARequestAreDealtSideBySide) {
   }
 }
 
-// Head lanes would idle more than 1/16 of the workers (264 % 40 = 24): the
-// units are dealt by request, then head, over every worker.
-TEST(WorkPartitionTest, HeadLanesOnlyWhenFewWorkersIdle) {
-  const PartitionConfig config = Config(40, 1, 128, 264);
-  Batch batch;
-  for (int i = 0; i < 64; ++i) batch.Add(1, 1024);
-  const Plan plan = MustPartition(batch, config);
-  ExpectValidPlan(batch, config, plan);
-  EXPECT_GT(plan.counts.num_active_workers, 256);
-  EXPECT_EQ(plan.segments[0].kv_head, 0);
-  EXPECT_EQ(plan.segments[1].kv_head, 1) << "request 0's heads back to back on worker 0";
+// No head lanes where they would idle more than 1/16 of the workers (264 % 40
+// = 24), nor at head_dim 64 (slower there on the H200): the units are dealt by
+// request, then head, over every worker.
+TEST(WorkPartitionTest, HeadLanesOnlyWhereFewWorkersIdleAndNotAtHeadDim64) {
+  for (const PartitionConfig& config : {Config(40, 1, 128, 264), Config(8, 4, 64, 264)}) {
+    SCOPED_TRACE(testing::Message()
+                 << config.num_kv_heads << " KV heads, head_dim " << config.head_dim);
+    Batch batch;
+    for (int i = 0; i < 64; ++i) batch.Add(1, 1024);
+    const Plan plan = MustPartition(batch, config);
+    ExpectValidPlan(batch, config, plan);
+    EXPECT_GT(plan.counts.num_active_workers, 256);
+    EXPECT_GE(plan.worker_begin[1], 2) << "several segments on worker 0";
+    EXPECT_EQ(plan.segments[0].kv_head, 0);
+    EXPECT_EQ(plan.segments[1].kv_head, 1) << "request 0's heads back to back on worker 0";
+  }
 }
 
 // One q64 request among 63 decode requests: groups of four would leave three

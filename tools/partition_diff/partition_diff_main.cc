@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
   const int cases = argc > 1 ? std::atoi(argv[1]) : 20000;
   std::mt19937_64 rng(argc > 2 ? std::atoll(argv[2]) : 1);
   auto pick = [&](std::vector<int32_t> values) { return values[rng() % values.size()]; };
+  // PARTITION_DIFF_HEAD_DIM=64: every case at that head_dim (the same batches
+  // and other fields), for changes that must leave one head_dim's plans alone.
+  const char* head_dim_env = std::getenv("PARTITION_DIFF_HEAD_DIM");
+  const int32_t only_head_dim = head_dim_env != nullptr ? std::atoi(head_dim_env) : 0;
   int mismatches = 0, errors = 0;
   for (int it = 0; it < cases; ++it) {
     const int32_t batch = pick({1, 1, 2, 3, 4, 7, 16, 32, 64, 128, 200});
@@ -78,6 +82,7 @@ int main(int argc, char** argv) {
                          -1,                                               // window_left
                          rng() % 10 == 0 ? pick({25, 50, 90, 99}) : 100};  // % of capacity
     if (config[5] && rng() % 4 == 0) config[6] = pick({0, 1, 31, 100, 1000, 5000});
+    if (only_head_dim > 0) config[2] = only_head_dim;
     const int32_t max_q = pick({1, 2, 4, 8, 16, 64, 300, 2048});
     const int32_t max_k = pick({0, 1, 64, 1000, 4096, 32768, 131072});
     std::vector<int32_t> cu_seqlens_q(batch + 1, 0), cache_seqlens(batch);

@@ -20,7 +20,10 @@
 // even pieces (each unit into as many near-equal pieces as it holds average
 // shares), which keeps one long request's workers within a tile of each other.
 // The partition writes whichever plan's busiest worker ends first by that cost;
-// a tie goes to the plan with fewer cuts, whose workers end together.
+// a tie goes to the plan with fewer cuts, whose workers end together. At
+// head_dim 128 and 256 it plans KV head 0's units alone and gives each KV head
+// a copy of that plan on a block of workers of its own (head lanes), so the
+// heads of a request read the same token rows of the pool at the same time.
 //
 // Deterministic and allocation-free: eager plans and CUDA-graph replays call it
 // with the same live lengths and get the same partition, bit for bit.

@@ -9,7 +9,9 @@
 //
 // Names: BM_PagedAttention<Case>/heads:Hq_Hkv/hd:D/batch:B/q:Q/kv:L/page:P[/tree:T][/l2:warm]
 // (TreeVerify / TreeDraftDecode cases: tree:<shape>_topk<K> or tree:step<S>_topk<K>; compare
-// them with the Verify / DraftExtend case of the same other arguments)
+// them with the Verify / DraftExtend case of the same other arguments; LargeGraph cases:
+// .../merge_capacity:M, a one-request verify whose merge launch is sized for M tasks, as in a
+// graph captured for a larger batch: compare with the Verify case of the same shape)
 // Counters:
 //   kv_bytes  K and V bytes read once per (request, KV head)
 //   bytes     kv_bytes + Q, out and lse (what one call must move)
@@ -61,6 +63,11 @@ struct Case {
   // (AttentionMetadata::tree_mask); empty for chains.
   std::vector<uint64_t> tree_words;
   bool warm_l2 = false;
+  // > 0: the merge launch sized for this many merge tasks, as in a CUDA graph
+  // captured for a larger batch (DeviceMetadata sizes it by the captured
+  // plan's count) and replayed with this one: the merge kernel's grid and its
+  // two-row instantiation follow the capacity, not the live plan (LargeGraph).
+  int32_t merge_task_capacity = 0;
   std::string name;
 };
 
@@ -167,7 +174,8 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   const int64_t units = MaxUnits(config, batch, max_q);
   std::vector<int32_t> worker_begin(config.num_workers + 1);
   std::vector<WorkSegment> segments(std::max<int64_t>(MaxSegments(config, units), 1));
-  std::vector<MergeTask> merge_tasks(std::max<int64_t>(MaxMergeTasks(config, units), 1));
+  std::vector<MergeTask> merge_tasks(
+      std::max<int64_t>({MaxMergeTasks(config, units), c.merge_task_capacity, 1}));
   ASSIGN_OR_RETURN(setup.counts, PartitionWork(cu_q, c.k_lens, config,
                                                PartitionBuffers{absl::MakeSpan(worker_begin),
                                                                 absl::MakeSpan(segments),
@@ -211,8 +219,9 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   // As DeviceMetadata::metadata_for launches a plan: CTAs for the workers it uses.
   plan.num_workers = setup.counts.worker_span;
   plan.max_segments = static_cast<int32_t>(segments.size());
-  // The plan's exact merge count: what an eager launch of this plan sizes.
-  plan.max_merge_tasks = setup.counts.num_merge_tasks;
+  // The plan's exact merge count: what an eager launch of this plan sizes
+  // (or the capacity of a larger graph's capture).
+  plan.max_merge_tasks = std::max(setup.counts.num_merge_tasks, c.merge_task_capacity);
   plan.max_partials = std::max(setup.counts.num_partials, 1);
   plan.num_kv_heads = c.num_kv_heads;
   plan.group = config.group;
@@ -395,6 +404,15 @@ std::vector<Case> AllCases() {
   add(Warm(Uniform("OneTile", 32, 8, 1, 8, 64)));
   add(Warm(Uniform("Decode", 32, 8, 1, 1, 4096)));
   add(Warm(Uniform("Decode", 32, 8, 64, 1, 4096)));
+  // One-request verify replayed in a graph captured for b16 verify q8 8k (128
+  // merge tasks): the merge kernel's two-row instantiation and b16's grid on a
+  // one-request plan, beside the Verify case of the same shape (NOTES.md `MPI`).
+  for (auto [hq, q] : {std::pair{32, 8}, std::pair{32, 16}, std::pair{64, 8}}) {
+    Case large = Uniform("LargeGraph", hq, 8, 1, q, 32768);
+    large.merge_task_capacity = 128;
+    large.name += "/merge_capacity:128";
+    add(large);
+  }
   // Prefill-like (compute-bound) for the dashboard's TFLOP/s view.
   add(Uniform("Prefill", 32, 8, 4, 512, 4096));
   add(Uniform("Prefill", 32, 8, 1, 2048, 16384));

@@ -367,7 +367,10 @@ bool MiddlePastShare(int64_t assigned, int64_t cost, int64_t share_end) {
 // request back to back, so about four times as many requests' pages were
 // read at once: on the H200 the decode kernel's loads waited 9% longer (2.33
 // against 2.14 us, per-tile timeline) and b128 1k ran 3% behind b32 4k, which
-// reads the same bytes (NOTES.md, `HL`). Heads in blocks of `span` workers,
+// reads the same bytes. With head lanes b128 1k ran 2.2% faster, 32/32
+// decode of several units per worker 1.5%, b1 4k warm 19% (each head's
+// pieces alone on their workers), plans of one unit per worker as before
+// (NOTES.md, `HL`, `HL2`). Heads in blocks of `span` workers,
 // not side by side in the worker order: a head-0 worker left idle then idles
 // one worker every `span`, spread over the GPU as the dealing by request
 // spreads them; eight idle side by side made b32 16k 1.2% slower (`HL`'s

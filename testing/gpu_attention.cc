@@ -24,11 +24,16 @@ absl::StatusOr<PlannerConfig> GpuPlannerConfig(DType dtype, int32_t num_q_heads,
 }
 
 absl::StatusOr<std::unique_ptr<CapturedAttention>> CapturedAttention::Capture(
-    const PagedAttentionArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+    const PagedAttentionArgs& args, void* workspace, size_t workspace_bytes, cudaStream_t stream,
+    int calls) {
+  if (calls < 1) return absl::InvalidArgumentError(absl::StrCat("calls = ", calls, ": need >= 1"));
   std::unique_ptr<CapturedAttention> captured(new CapturedAttention());
   RETURN_IF_ERROR(CudaCall(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
                            "cudaStreamBeginCapture"));
-  const absl::Status launched = LaunchPagedAttention(args, workspace, workspace_bytes, stream);
+  absl::Status launched;
+  for (int call = 0; call < calls && launched.ok(); ++call) {
+    launched = LaunchPagedAttention(args, workspace, workspace_bytes, stream);
+  }
   const absl::Status ended =
       CudaCall(cudaStreamEndCapture(stream, &captured->graph_), "cudaStreamEndCapture");
   RETURN_IF_ERROR(launched);

@@ -50,13 +50,17 @@ class DeviceTableCopy {
   int32_t rows_ = 0, row_width_ = 0;
 };
 
-// One paged attention launch captured into a CUDA graph on `stream`.
+// One paged attention launch captured into a CUDA graph on `stream`, or
+// `calls` launches one after the other (the same call repeated, as an
+// engine's captured decode step runs one per layer; benchmarks divide a
+// replay's time by `calls`).
 class CapturedAttention {
  public:
   static absl::StatusOr<std::unique_ptr<CapturedAttention>> Capture(const PagedAttentionArgs& args,
                                                                     void* workspace,
                                                                     size_t workspace_bytes,
-                                                                    cudaStream_t stream);
+                                                                    cudaStream_t stream,
+                                                                    int calls = 1);
   ~CapturedAttention();
   absl::Status Launch(cudaStream_t stream);
 

@@ -11,7 +11,8 @@
 // (TreeVerify / TreeDraftDecode cases: tree:<shape>_topk<K> or tree:step<S>_topk<K>; compare
 // them with the Verify / DraftExtend case of the same other arguments; LargeGraph cases:
 // .../merge_capacity:M, a one-request verify whose merge launch is sized for M tasks, as in a
-// graph captured for a larger batch: compare with the Verify case of the same shape)
+// graph captured for a larger batch: compare with the Verify case of the same shape;
+// OneTileInGraph cases: .../calls:N, N one-tile calls captured in one graph, timed per call)
 // Counters:
 //   kv_bytes  K and V bytes read once per (request, KV head)
 //   bytes     kv_bytes + Q, out and lse (what one call must move)
@@ -68,6 +69,11 @@ struct Case {
   // plan's count) and replayed with this one: the merge kernel's grid and its
   // two-row instantiation follow the capacity, not the live plan (LargeGraph).
   int32_t merge_task_capacity = 0;
+  // > 1: the graph holds this many calls one after the other, and a case's
+  // time is a replay's over `calls_per_graph` (OneTileInGraph): a call's
+  // latency inside a captured decode step, without the ~2.8 us a one-node
+  // graph's launch costs each replay.
+  int32_t calls_per_graph = 1;
   std::string name;
 };
 
@@ -234,9 +240,9 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   ASSIGN_OR_RETURN(setup.workspace, DeviceBuffer::Allocate(WorkspaceBytes(md), "workspace"));
   RETURN_IF_ERROR(CudaCall(cudaStreamCreateWithFlags(&setup.stream, cudaStreamNonBlocking),
                            "cudaStreamCreateWithFlags"));
-  ASSIGN_OR_RETURN(setup.graph,
-                   CapturedAttention::Capture(args, setup.workspace.data(),
-                                              setup.workspace.size_bytes(), setup.stream));
+  ASSIGN_OR_RETURN(setup.graph, CapturedAttention::Capture(args, setup.workspace.data(),
+                                                           setup.workspace.size_bytes(),
+                                                           setup.stream, c.calls_per_graph));
   return CudaCall(cudaStreamSynchronize(setup.stream), "cudaStreamSynchronize");
 }
 
@@ -266,7 +272,7 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
       cudaEventElapsedTime(&t, start, stop);
     }
     std::nth_element(ms.begin(), ms.begin() + kReplays / 2, ms.end());
-    state.SetIterationTime(ms[kReplays / 2] * 1e-3);
+    state.SetIterationTime(ms[kReplays / 2] * 1e-3 / c.calls_per_graph);
   }
   const cudaError_t error = cudaDeviceSynchronize();
   if (error != cudaSuccess) state.SkipWithError(cudaGetErrorString(error));
@@ -404,6 +410,14 @@ std::vector<Case> AllCases() {
   add(Warm(Uniform("OneTile", 32, 8, 1, 8, 64)));
   add(Warm(Uniform("Decode", 32, 8, 1, 1, 4096)));
   add(Warm(Uniform("Decode", 32, 8, 64, 1, 4096)));
+  // The one-tile calls as 16 calls in one graph, per call: what a call adds
+  // to a captured decode step (OneTile pays a one-node graph's launch too).
+  for (int32_t q : {1, 8}) {
+    Case chain = Warm(Uniform("OneTileInGraph", 32, 8, 1, q, 64));
+    chain.calls_per_graph = 16;
+    chain.name += "/calls:16";
+    add(chain);
+  }
   // One-request verify replayed in a graph captured for b16 verify q8 8k (128
   // merge tasks): the merge kernel's two-row instantiation and b16's grid on a
   // one-request plan, beside the Verify case of the same shape (NOTES.md `MPI`).

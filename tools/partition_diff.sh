@@ -8,6 +8,7 @@
 #   bash tools/partition_diff.sh REV [CASES] [SEED]
 #   PARTITION_DIFF_HEAD_DIM=64 bash tools/partition_diff.sh REV   # every case at one head_dim
 #   bash tools/partition_diff.sh REV time   # host time of both on fixed shapes, calls interleaved
+#   bash tools/partition_diff.sh REV bench  # the benchmark's shapes whose plan changes
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=$1 cases=${2:-20000} seed=${3:-1}
@@ -30,5 +31,5 @@ g++ "$work/main.o" "$work/base.o" "$work/working.o" -o "$work/partition_diff" \
   -labsl_stacktrace -labsl_symbolize -labsl_debugging_internal -labsl_demangle_internal \
   -labsl_malloc_internal -labsl_exponential_biased -labsl_strerror
 echo "work_partition.cc at $(git rev-parse --short "$rev") vs the working tree:"
-if [[ $cases == time ]]; then exec "$work/partition_diff" time; fi
+if [[ $cases == time || $cases == bench ]]; then exec "$work/partition_diff" "$cases"; fi
 "$work/partition_diff" "$cases" "$seed"

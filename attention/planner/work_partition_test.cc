@@ -490,6 +490,28 @@ TEST(WorkPartitionTest, HeadsOfARequestAreDealtSideBySide) {
   }
 }
 
+// 32/32 decode of 128 requests: 16 whole units per worker on 256 workers (8
+// head-0 workers per KV head). The balanced plan's tolerance let worker 0 take
+// a 17th unit that began one tile before its share ended (and left the last
+// worker 15), so its workers ran ~5% longer than the rest on the H200; the
+// whole-unit plan, dealt by the units' middles, gives every worker 16.
+TEST(WorkPartitionTest, UncutPlansGiveNoWorkerAUnitPastItsShare) {
+  const PartitionConfig config = Config(32, 1, 128, 264);
+  for (const int32_t k_len : {1024, 4096}) {
+    SCOPED_TRACE(testing::Message() << "128 x " << k_len);
+    Batch batch;
+    for (int i = 0; i < 128; ++i) batch.Add(1, k_len);
+    const Plan plan = MustPartition(batch, config);
+    ExpectValidPlan(batch, config, plan);
+    EXPECT_EQ(plan.counts.num_merge_tasks, 0);
+    EXPECT_EQ(plan.counts.num_active_workers, 256);
+    EXPECT_EQ(MaxWorkerTiles(plan, config), 16 * k_len / 32);
+    for (int32_t w = 0; w < 256; ++w) {
+      EXPECT_EQ(plan.worker_begin[w + 1] - plan.worker_begin[w], 16) << "worker " << w;
+    }
+  }
+}
+
 // No head lanes where they would idle more than 1/16 of the workers (264 % 40
 // = 24), nor at head_dim 64 (slower there on the H200): the units are dealt by
 // request, then head, over every worker.

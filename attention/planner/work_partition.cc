@@ -810,7 +810,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     // tolerance let a worker take a whole unit that began just before its
     // share ended (32/32 b128 decode, 16 units a worker: worker 0 took 17,
     // the last 15, and the 17-unit workers ended ~5% after the rest; NOTES.md
-    // `WU`). Whole units dealt by their middles give every worker 16. Only a
+    // `MID`). Whole units dealt by their middles give every worker 16. Only a
     // plan that ends strictly sooner replaces it.
     ASSIGN_OR_RETURN(ScoredPlan whole, score(CutRule{CutRule::kFixedPieces, 1}, planned_cost,
                                              best_plan.max_worker_time - 1, true));

@@ -771,24 +771,24 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   ASSIGN_OR_RETURN(ScoredPlan best_plan,
                    score(best, best_cost_line, std::numeric_limits<int64_t>::max(), false));
   bool best_in_buffers = false;
+  // Scores `candidate` and makes it the best plan if its busiest worker ends
+  // no later than the best one's plus `slack` (negative: strictly sooner).
+  auto try_candidate = [&](const CutRule& candidate, int64_t cost_line, int64_t slack,
+                           bool write) -> absl::Status {
+    const int64_t bar = best_plan.max_worker_time + slack;
+    ASSIGN_OR_RETURN(ScoredPlan scored, score(candidate, cost_line, bar, write));
+    if (scored.max_worker_time <= bar) {
+      best = candidate;
+      best_cost_line = cost_line;
+      best_plan = scored;
+      best_in_buffers = scored.written;
+    } else if (write) {
+      best_in_buffers = false;  // it stopped as it lost, over the best plan's start
+    }
+    return absl::OkStatus();
+  };
+  const CutRule whole_units{CutRule::kFixedPieces, 1};
   if (best_plan.counts.num_merge_tasks > 0) {
-    auto try_candidate = [&](const CutRule& candidate, int64_t cost_line,
-                             bool write) -> absl::Status {
-      const int64_t bar = best_plan.max_worker_time +
-                          (candidate.kind == CutRule::kEvenPieces
-                               ? best_plan.max_worker_time * kEvenPiecesSlackPercent / 100
-                               : 0);
-      ASSIGN_OR_RETURN(ScoredPlan scored, score(candidate, cost_line, bar, write));
-      if (scored.max_worker_time <= bar) {
-        best = candidate;
-        best_cost_line = cost_line;
-        best_plan = scored;
-        best_in_buffers = scored.written;
-      } else if (write) {
-        best_in_buffers = false;  // it stopped as it lost, over the best plan's start
-      }
-      return absl::OkStatus();
-    };
     // Even pieces are whole units when no unit holds two average shares.
     const CutRule even{CutRule::kEvenPieces, 0};
     if (pieces_of(even, longest_group_tiles) > 1) {
@@ -802,9 +802,10 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
                               pieces_of(even, group.keys.num_tiles) * kSegmentOverheadTiles;
           },
           walk_kv_head);
-      RETURN_IF_ERROR(try_candidate(even, even_cost_line, false));
+      RETURN_IF_ERROR(try_candidate(
+          even, even_cost_line, best_plan.max_worker_time * kEvenPiecesSlackPercent / 100, false));
     }
-    RETURN_IF_ERROR(try_candidate(CutRule{CutRule::kFixedPieces, 1}, planned_cost, true));
+    RETURN_IF_ERROR(try_candidate(whole_units, planned_cost, 0, true));
   } else if (best_plan.max_worker_time > per_worker) {
     // An uncut balanced plan whose busiest worker ran past its share: the
     // tolerance let a worker take a whole unit that began just before its
@@ -812,13 +813,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     // the last 15, and the 17-unit workers ended ~5% after the rest; NOTES.md
     // `MID`). Whole units dealt by their middles give every worker 16. Only a
     // plan that ends strictly sooner replaces it.
-    ASSIGN_OR_RETURN(ScoredPlan whole, score(CutRule{CutRule::kFixedPieces, 1}, planned_cost,
-                                             best_plan.max_worker_time - 1, true));
-    if (whole.max_worker_time < best_plan.max_worker_time) {
-      best = CutRule{CutRule::kFixedPieces, 1};
-      best_plan = whole;
-      best_in_buffers = whole.written;
-    }
+    RETURN_IF_ERROR(try_candidate(whole_units, planned_cost, -1, true));
   }
   if (best_in_buffers) return best_plan.counts;
   return write(best, best_cost_line);

@@ -40,6 +40,7 @@
 #include "attention/base/device_buffer.h"
 #include "attention/base/device_info.h"
 #include "attention/base/status_macros.h"
+#include "attention/kernel/benchmark_shapes.h"
 #include "attention/kernel/paged_attention.h"
 #include "attention/planner/metadata_planner.h"
 #include "attention/planner/work_partition.h"
@@ -57,23 +58,11 @@ constexpr int kReplays = 31;
 constexpr size_t kFlushBytes = size_t{256} << 20;  // > the 60 MB L2
 
 struct Case {
-  std::string family;
-  int32_t num_q_heads = 32, num_kv_heads = 8, head_dim = 128, page_size = 16;
+  AttentionBenchmarkShape shape;  // what is timed (benchmark_shapes.h)
   std::vector<int32_t> q_lens, k_lens;
   // Tree cases: the kernel's mask word of every query token
   // (AttentionMetadata::tree_mask); empty for chains.
   std::vector<uint64_t> tree_words;
-  bool warm_l2 = false;
-  // > 0: the merge launch sized for this many merge tasks, as in a CUDA graph
-  // captured for a larger batch (DeviceMetadata sizes it by the captured
-  // plan's count) and replayed with this one: the merge kernel's grid and its
-  // two-row instantiation follow the capacity, not the live plan (LargeGraph).
-  int32_t merge_task_capacity = 0;
-  // > 1: the graph holds this many calls one after the other, and a case's
-  // time is a replay's over `calls_per_graph` (OneTileInGraph): a call's
-  // latency inside a captured decode step, without the ~2.8 us a one-node
-  // graph's launch costs each replay.
-  int32_t calls_per_graph = 1;
   std::string name;
 };
 
@@ -96,13 +85,13 @@ struct Setup {
 // Pages of case `c`'s pool: each request's keys, in whole pages.
 int64_t NumPages(const Case& c) {
   int64_t pages = 0;
-  for (int32_t k_len : c.k_lens) pages += CeilDiv(k_len, c.page_size);
+  for (int32_t k_len : c.k_lens) pages += CeilDiv(k_len, c.shape.page_size);
   return pages;
 }
 
 // Elements of one of case `c`'s K and V pools.
 int64_t PoolElements(const Case& c) {
-  return NumPages(c) * c.page_size * c.num_kv_heads * c.head_dim;
+  return NumPages(c) * c.shape.page_size * c.shape.num_kv_heads * c.shape.head_dim;
 }
 
 std::vector<Case> AllCases();
@@ -143,7 +132,7 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   int32_t max_pages = 1, max_q = 0;
   for (int32_t i = 0; i < batch; ++i) {
     cu_q[i + 1] = cu_q[i] + c.q_lens[i];
-    max_pages = std::max(max_pages, CeilDiv(c.k_lens[i], c.page_size));
+    max_pages = std::max(max_pages, CeilDiv(c.k_lens[i], c.shape.page_size));
     max_q = std::max(max_q, c.q_lens[i]);
   }
   const int64_t num_pages = NumPages(c);
@@ -154,12 +143,12 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   std::vector<int32_t> table(int64_t{batch} * max_pages, 0);
   int64_t next = 0;
   for (int32_t i = 0; i < batch; ++i) {
-    for (int32_t j = 0; j < CeilDiv(c.k_lens[i], c.page_size); ++j) {
+    for (int32_t j = 0; j < CeilDiv(c.k_lens[i], c.shape.page_size); ++j) {
       table[int64_t{i} * max_pages + j] = order[next++];
     }
   }
   const int64_t pool_elements = PoolElements(c);
-  const int64_t q_elements = int64_t{cu_q[batch]} * c.num_q_heads * c.head_dim;
+  const int64_t q_elements = int64_t{cu_q[batch]} * c.shape.num_q_heads * c.shape.head_dim;
   ASSIGN_OR_RETURN(SharedBuffers * shared, Shared());
   setup.k = shared->kv.data();
   setup.v = shared->kv.as<char>() + pool_elements * 2;
@@ -167,21 +156,21 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   ASSIGN_OR_RETURN(setup.q, DeviceBuffer::Allocate(q_elements * 2, "q"));
   ASSIGN_OR_RETURN(setup.out, DeviceBuffer::Allocate(q_elements * 2, "out"));
   ASSIGN_OR_RETURN(setup.lse,
-                   DeviceBuffer::Allocate(int64_t{cu_q[batch]} * c.num_q_heads * 4, "lse"));
+                   DeviceBuffer::Allocate(int64_t{cu_q[batch]} * c.shape.num_q_heads * 4, "lse"));
   RETURN_IF_ERROR(CudaCall(FillRandom16(setup.k, pool_elements, kDType, 1, nullptr), "fill k"));
   RETURN_IF_ERROR(CudaCall(FillRandom16(setup.v, pool_elements, kDType, 2, nullptr), "fill v"));
   RETURN_IF_ERROR(CudaCall(FillRandom16(setup.q.data(), q_elements, kDType, 3, nullptr), "fill q"));
 
   // The causal plan of this GPU's geometry, as the planner makes it.
-  ASSIGN_OR_RETURN(
-      const PlannerConfig planner,
-      GpuPlannerConfig(kDType, c.num_q_heads, c.num_kv_heads, c.head_dim, AttentionOptions{}));
+  ASSIGN_OR_RETURN(const PlannerConfig planner,
+                   GpuPlannerConfig(kDType, c.shape.num_q_heads, c.shape.num_kv_heads,
+                                    c.shape.head_dim, AttentionOptions{}));
   const PartitionConfig config = PartitionConfigFor(planner);
   const int64_t units = MaxUnits(config, batch, max_q);
   std::vector<int32_t> worker_begin(config.num_workers + 1);
   std::vector<WorkSegment> segments(std::max<int64_t>(MaxSegments(config, units), 1));
   std::vector<MergeTask> merge_tasks(
-      std::max<int64_t>({MaxMergeTasks(config, units), c.merge_task_capacity, 1}));
+      std::max<int64_t>({MaxMergeTasks(config, units), c.shape.merge_task_capacity, 1}));
   ASSIGN_OR_RETURN(setup.counts, PartitionWork(cu_q, c.k_lens, config,
                                                PartitionBuffers{absl::MakeSpan(worker_begin),
                                                                 absl::MakeSpan(segments),
@@ -198,9 +187,9 @@ absl::Status Prepare(const Case& c, Setup& setup) {
 
   PagedAttentionArgs args;
   args.dtype = kDType;
-  args.num_q_heads = c.num_q_heads;
-  args.num_kv_heads = c.num_kv_heads;
-  args.head_dim = c.head_dim;
+  args.num_q_heads = c.shape.num_q_heads;
+  args.num_kv_heads = c.shape.num_kv_heads;
+  args.head_dim = c.shape.head_dim;
   args.num_pages = static_cast<int32_t>(num_pages);
   args.q = setup.q.data();
   args.k_cache = setup.k;
@@ -212,7 +201,7 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   md.total_q_tokens = cu_q[batch];
   md.max_seq_len_q = max_q;
   md.max_seq_len_k = *std::max_element(c.k_lens.begin(), c.k_lens.end());
-  md.page_size = c.page_size;
+  md.page_size = c.shape.page_size;
   md.max_pages_per_request = max_pages;
   md.cache_seqlens = setup.cache_seqlens.as<int32_t>();
   md.cu_seqlens_q = setup.cu_seqlens_q.as<int32_t>();
@@ -227,22 +216,22 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   plan.max_segments = static_cast<int32_t>(segments.size());
   // The plan's exact merge count: what an eager launch of this plan sizes
   // (or the capacity of a larger graph's capture).
-  plan.max_merge_tasks = std::max(setup.counts.num_merge_tasks, c.merge_task_capacity);
+  plan.max_merge_tasks = std::max(setup.counts.num_merge_tasks, c.shape.merge_task_capacity);
   plan.max_partials = std::max(setup.counts.num_partials, 1);
-  plan.num_kv_heads = c.num_kv_heads;
+  plan.num_kv_heads = c.shape.num_kv_heads;
   plan.group = config.group;
-  plan.head_dim = c.head_dim;
+  plan.head_dim = c.shape.head_dim;
   plan.worker_begin = setup.worker_begin.as<int32_t>();
   plan.segments = setup.segments.as<WorkSegment>();
   plan.merge_tasks = setup.merge_tasks.as<MergeTask>();
   plan.counters = setup.counters.as<int32_t>();
-  args.options.softmax_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  args.options.softmax_scale = 1.0f / std::sqrt(static_cast<float>(c.shape.head_dim));
   ASSIGN_OR_RETURN(setup.workspace, DeviceBuffer::Allocate(WorkspaceBytes(md), "workspace"));
   RETURN_IF_ERROR(CudaCall(cudaStreamCreateWithFlags(&setup.stream, cudaStreamNonBlocking),
                            "cudaStreamCreateWithFlags"));
   ASSIGN_OR_RETURN(setup.graph, CapturedAttention::Capture(args, setup.workspace.data(),
                                                            setup.workspace.size_bytes(),
-                                                           setup.stream, c.calls_per_graph));
+                                                           setup.stream, c.shape.calls_per_graph));
   return CudaCall(cudaStreamSynchronize(setup.stream), "cudaStreamSynchronize");
 }
 
@@ -264,7 +253,7 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
   for (auto _ : state) {
     std::vector<float> ms(kReplays);
     for (float& t : ms) {
-      if (!c.warm_l2) (void)FlushL2(setup.flush, kFlushBytes, setup.stream);
+      if (!c.shape.warm_l2) (void)FlushL2(setup.flush, kFlushBytes, setup.stream);
       cudaEventRecord(start, setup.stream);
       (void)setup.graph->Launch(setup.stream);
       cudaEventRecord(stop, setup.stream);
@@ -272,7 +261,7 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
       cudaEventElapsedTime(&t, start, stop);
     }
     std::nth_element(ms.begin(), ms.begin() + kReplays / 2, ms.end());
-    state.SetIterationTime(ms[kReplays / 2] * 1e-3 / c.calls_per_graph);
+    state.SetIterationTime(ms[kReplays / 2] * 1e-3 / c.shape.calls_per_graph);
   }
   const cudaError_t error = cudaDeviceSynchronize();
   if (error != cudaSuccess) state.SkipWithError(cudaGetErrorString(error));
@@ -281,11 +270,11 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
 
   double kv_bytes = 0, flops = 0, q_tokens = 0;
   for (size_t i = 0; i < c.q_lens.size(); ++i) {
-    kv_bytes += 2.0 * c.k_lens[i] * c.num_kv_heads * c.head_dim * 2;
-    flops += 4.0 * c.q_lens[i] * c.num_q_heads * double(c.k_lens[i]) * c.head_dim;
+    kv_bytes += 2.0 * c.k_lens[i] * c.shape.num_kv_heads * c.shape.head_dim * 2;
+    flops += 4.0 * c.q_lens[i] * c.shape.num_q_heads * double(c.k_lens[i]) * c.shape.head_dim;
     q_tokens += c.q_lens[i];
   }
-  const double bytes = kv_bytes + q_tokens * c.num_q_heads * (2.0 * c.head_dim * 2 + 4);
+  const double bytes = kv_bytes + q_tokens * c.shape.num_q_heads * (2.0 * c.shape.head_dim * 2 + 4);
   using Counter = benchmark::Counter;
   state.counters["kv_bytes"] = kv_bytes;
   state.counters["bytes"] = bytes;
@@ -301,135 +290,54 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
 
 // ---------------------------------------------------------------------------
 
-Case Uniform(const std::string& family, int32_t hq, int32_t hkv, int32_t batch, int32_t q,
-             int32_t kv, int32_t page = 16, int32_t head_dim = 128) {
+// The case of one of the benchmark's shapes (benchmark_shapes.h), with its name.
+Case CaseOf(const AttentionBenchmarkShape& shape) {
   Case c;
-  c.family = family;
-  c.num_q_heads = hq;
-  c.num_kv_heads = hkv;
-  c.head_dim = head_dim;
-  c.page_size = page;
-  c.q_lens.assign(batch, q);
-  c.k_lens.assign(batch, kv);
-  c.name = absl::StrCat("BM_PagedAttention", family, "/heads:", hq, "_", hkv, "/hd:", head_dim,
-                        "/batch:", batch, "/q:", q, "/kv:", kv, "/page:", page);
-  return c;
-}
-
-// Uniform(...) whose requests verify a `shape` tree of q nodes (q <= 64) with
-// `topk` children per node, or for draft decode (draft_step >= 0) step
-// draft_step of topk branches (q = topk).
-Case Tree(const std::string& family, int32_t batch, int32_t q, int32_t kv, TreeShape shape,
-          int32_t topk, int32_t draft_step = -1) {
-  Case c = Uniform(family, 32, 8, batch, q, kv);
-  std::mt19937_64 rng(11);
-  std::vector<int32_t> parents =
-      draft_step >= 0 ? DraftDecodeParents(topk, draft_step) : TreeParents(shape, q, topk, rng);
-  const std::vector<uint64_t> masks = AncestorMasks(parents, topk, 0, "benchmark tree").value();
-  const int32_t draft_keys = static_cast<int32_t>(parents.size());
-  for (int32_t i = 0; i < batch; ++i) {
-    for (size_t node = parents.size() - q; node < parents.size(); ++node) {
-      c.tree_words.push_back(TreeMaskWord(masks[node], draft_keys));
+  c.shape = shape;
+  c.q_lens.assign(shape.batch, shape.q_len);
+  c.k_lens = shape.KvLens();
+  const std::string kv = shape.first_kv_len > 0 ? absl::StrCat(shape.first_kv_len, "+",
+                                                               shape.batch - 1, "x", shape.kv_len)
+                                                : absl::StrCat(shape.kv_len);
+  c.name = absl::StrCat("BM_PagedAttention", shape.family, "/heads:", shape.num_q_heads, "_",
+                        shape.num_kv_heads, "/hd:", shape.head_dim, "/batch:", shape.batch,
+                        "/q:", shape.q_len, "/kv:", kv, "/page:", shape.page_size);
+  if (shape.tree != BenchmarkTree::kNone) {
+    // Every request verifies the same tree of q nodes (q <= 64), or runs the
+    // same draft decode step of topk branches (q = topk).
+    const bool draft = shape.tree == BenchmarkTree::kDraftDecode;
+    const TreeShape tree_shape = shape.tree == BenchmarkTree::kBalanced ? TreeShape::kBalanced
+                                 : shape.tree == BenchmarkTree::kRandom ? TreeShape::kRandom
+                                                                        : TreeShape::kChain;
+    std::mt19937_64 rng(11);
+    const std::vector<int32_t> parents =
+        draft ? DraftDecodeParents(shape.tree_topk, shape.draft_step)
+              : TreeParents(tree_shape, shape.q_len, shape.tree_topk, rng);
+    const std::vector<uint64_t> masks =
+        AncestorMasks(parents, shape.tree_topk, 0, "benchmark tree").value();
+    const int32_t draft_keys = static_cast<int32_t>(parents.size());
+    for (int32_t i = 0; i < shape.batch; ++i) {
+      for (size_t node = parents.size() - shape.q_len; node < parents.size(); ++node) {
+        c.tree_words.push_back(TreeMaskWord(masks[node], draft_keys));
+      }
     }
+    c.name += draft ? absl::StrCat("/tree:step", shape.draft_step, "_topk", shape.tree_topk)
+                    : absl::StrCat("/tree:", absl::AsciiStrToLower(TreeShapeName(tree_shape)),
+                                   "_topk", shape.tree_topk);
   }
-  c.name += draft_step >= 0 ? absl::StrCat("/tree:step", draft_step, "_topk", topk)
-                            : absl::StrCat("/tree:", absl::AsciiStrToLower(TreeShapeName(shape)),
-                                           "_topk", topk);
-  return c;
-}
-
-Case Warm(Case c) {
-  c.warm_l2 = true;
-  c.name += "/l2:warm";
+  if (shape.warm_l2) c.name += "/l2:warm";
+  if (shape.calls_per_graph > 1) c.name += absl::StrCat("/calls:", shape.calls_per_graph);
+  if (shape.merge_task_capacity > 0) {
+    c.name += absl::StrCat("/merge_capacity:", shape.merge_task_capacity);
+  }
   return c;
 }
 
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
-  auto add = [&cases](Case c) { cases.push_back(std::move(c)); };
-  // Decode q = 1.
-  for (auto [hq, hkv] : {std::pair{32, 8}, std::pair{64, 8}, std::pair{32, 32}}) {
-    for (auto [batch, kv] : {std::pair{1, 32768}, std::pair{1, 131072}, std::pair{8, 16384},
-                             std::pair{16, 32768}, std::pair{32, 4096}, std::pair{32, 16384},
-                             std::pair{64, 4096}, std::pair{128, 1024}, std::pair{128, 4096}}) {
-      if (hq == 32 && hkv == 32 && kv * batch > (1 << 21)) continue;  // 32 KV heads: 4x the bytes
-      add(Uniform("Decode", hq, hkv, batch, 1, kv));
-    }
+  for (const AttentionBenchmarkShape& shape : AttentionBenchmarkShapes()) {
+    cases.push_back(CaseOf(shape));
   }
-  // Draft extend q = 2..4 and verify q = 8.
-  for (auto [hq, hkv] : {std::pair{32, 8}, std::pair{64, 8}}) {
-    for (int32_t q : {2, 4}) {
-      for (auto [batch, kv] :
-           {std::pair{1, 131072}, std::pair{8, 32768}, std::pair{16, 16384}, std::pair{32, 4096}}) {
-        add(Uniform("DraftExtend", hq, hkv, batch, q, kv));
-      }
-    }
-    add(Uniform("DraftExtend", hq, hkv, 8, 3, 32768));
-    for (auto [batch, kv] : {std::pair{1, 32768}, std::pair{1, 131072}, std::pair{16, 8192},
-                             std::pair{16, 32768}, std::pair{64, 4096}}) {
-      add(Uniform("Verify", hq, hkv, batch, 8, kv));
-    }
-  }
-  add(Uniform("Verify", 32, 32, 16, 8, 8192));
-  // Skewed (1 x 128k + 63 x 1k) beside the uniform batch of the same bytes.
-  for (int32_t q : {1, 4}) {
-    Case skewed = Uniform("Skewed", 32, 8, 64, q, 1024);
-    skewed.k_lens[0] = 131072;
-    skewed.name = absl::StrCat("BM_PagedAttentionSkewed/heads:32_8/hd:128/batch:64/q:", q,
-                               "/kv:131072+63x1024/page:16");
-    add(skewed);
-    add(Uniform("Uniform", 32, 8, 64, q, (131072 + 63 * 1024) / 64));
-  }
-  // Tree verify beside the chain verify of the same q = nd (bar: <= 1.15x the
-  // chain's time), and tree draft decode steps beside chain draft extends of
-  // q = topk.
-  for (auto [batch, kv] : {std::pair{1, 32768}, std::pair{16, 8192}, std::pair{64, 4096}}) {
-    for (int32_t nd : {8, 16, 64}) {
-      if (nd != 8) add(Uniform("Verify", 32, 8, batch, nd, kv));  // q 8 is above
-      add(Tree("TreeVerify", batch, nd, kv, TreeShape::kBalanced, 4));
-      add(Tree("TreeVerify", batch, nd, kv, TreeShape::kRandom, 8));
-    }
-    add(Tree("TreeDraftDecode", batch, 4, kv, TreeShape::kChain, 4, /*draft_step=*/3));
-    add(Uniform("DraftExtend", 32, 8, batch, 4, kv));
-  }
-  // Page size 1 / 16 / 64 on the same shapes.
-  for (int32_t page : {1, 64}) {
-    add(Uniform("PageSweep", 32, 8, 32, 1, 16384, page));
-    add(Uniform("PageSweep", 32, 8, 16, 8, 8192, page));
-  }
-  add(Uniform("PageSweep", 32, 8, 32, 1, 16384, 16));
-  add(Uniform("PageSweep", 32, 8, 16, 8, 8192, 16));
-  // Head dims 64 and 256.
-  for (int32_t head_dim : {64, 256}) {
-    add(Uniform("Decode", 32, 8, 32, 1, 16384, 16, head_dim));
-    add(Uniform("Verify", 32, 8, 16, 8, 8192, 16, head_dim));
-    add(Uniform("Decode", 32, 8, 1, 1, 131072, 16, head_dim));
-  }
-  // One-tile calls (latency) and a few warm-L2 references.
-  add(Warm(Uniform("OneTile", 32, 8, 1, 1, 64)));
-  add(Warm(Uniform("OneTile", 32, 8, 1, 8, 64)));
-  add(Warm(Uniform("Decode", 32, 8, 1, 1, 4096)));
-  add(Warm(Uniform("Decode", 32, 8, 64, 1, 4096)));
-  // The one-tile calls as 16 calls in one graph, per call: what a call adds
-  // to a captured decode step (OneTile pays a one-node graph's launch too).
-  for (int32_t q : {1, 8}) {
-    Case chain = Warm(Uniform("OneTileInGraph", 32, 8, 1, q, 64));
-    chain.calls_per_graph = 16;
-    chain.name += "/calls:16";
-    add(chain);
-  }
-  // One-request verify replayed in a graph captured for b16 verify q8 8k (128
-  // merge tasks): the merge kernel's two-row instantiation and b16's grid on a
-  // one-request plan, beside the Verify case of the same shape (NOTES.md `MPI`).
-  for (auto [hq, q] : {std::pair{32, 8}, std::pair{32, 16}, std::pair{64, 8}}) {
-    Case large = Uniform("LargeGraph", hq, 8, 1, q, 32768);
-    large.merge_task_capacity = 128;
-    large.name += "/merge_capacity:128";
-    add(large);
-  }
-  // Prefill-like (compute-bound) for the dashboard's TFLOP/s view.
-  add(Uniform("Prefill", 32, 8, 4, 512, 4096));
-  add(Uniform("Prefill", 32, 8, 1, 2048, 16384));
   return cases;
 }
 

@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "attention/kernel/benchmark_shapes.h"
 #include "attention/planner/partition_benchmark_shapes.h"
 
 std::vector<int64_t> RunBase(const std::vector<int32_t>&, const std::vector<int32_t>&,
@@ -61,69 +63,51 @@ int TimeBoth() {
   return 0;
 }
 
-// `bench`: the plans of paged_attention_benchmark's shapes (uniform batches
-// and the skewed one, 264 workers: 132 SMs x 2), each with both
+// `bench`: the plans of paged_attention_benchmark's shapes
+// (attention/kernel/benchmark_shapes.h, 264 workers: 132 SMs x 2, causal as
+// the benchmark plans them; shapes that differ only in what the partition
+// does not see, such as page size or L2, once), each with both
 // implementations: the shapes whose plan changes, with the busiest worker's
 // cost and the active workers of each (a partition change's reach on the
 // benchmark, read before a GPU run).
 int BenchShapes() {
-  struct Shape {
-    int32_t hq, hkv, head_dim, batch, q, kv;
-  };
-  std::vector<Shape> shapes;
-  for (auto [hq, hkv] : {std::pair{32, 8}, std::pair{64, 8}, std::pair{32, 32}}) {
-    for (auto [batch, kv] : {std::pair{1, 32768}, std::pair{1, 131072}, std::pair{8, 16384},
-                             std::pair{16, 32768}, std::pair{32, 4096}, std::pair{32, 16384},
-                             std::pair{64, 4096}, std::pair{128, 1024}, std::pair{128, 4096}}) {
-      shapes.push_back({hq, hkv, 128, batch, 1, kv});
-    }
-    for (int32_t q : {2, 3, 4, 8, 16, 64}) {
-      for (auto [batch, kv] :
-           {std::pair{1, 32768}, std::pair{1, 131072}, std::pair{8, 32768}, std::pair{16, 8192},
-            std::pair{16, 16384}, std::pair{16, 32768}, std::pair{32, 4096}, std::pair{64, 4096}}) {
-        shapes.push_back({hq, hkv, 128, batch, q, kv});
-      }
-    }
-  }
-  for (int32_t head_dim : {64, 256}) {
-    shapes.push_back({32, 8, head_dim, 32, 1, 16384});
-    shapes.push_back({32, 8, head_dim, 16, 8, 8192});
-    shapes.push_back({32, 8, head_dim, 1, 1, 131072});
-  }
-  for (int32_t q : {1, 4}) shapes.push_back({32, 8, 128, 64, q, (131072 + 63 * 1024) / 64});
-  shapes.push_back({32, 8, 128, 1, 1, 64});
-  shapes.push_back({32, 8, 128, 1, 8, 64});
-  int changed = 0;
+  std::set<std::string> seen;
+  int planned = 0, changed = 0;
   std::printf("%-36s %12s %12s\n", "heads / hd / batch / q / kv", "base busiest", "working");
-  auto run = [&](const std::string& name, const std::vector<int32_t>& cu_seqlens_q,
-                 const std::vector<int32_t>& cache_seqlens, const int32_t config[8]) {
+  for (const paged_attention::AttentionBenchmarkShape& shape :
+       paged_attention::AttentionBenchmarkShapes()) {
+    const std::string kv = shape.first_kv_len > 0 ? std::to_string(shape.first_kv_len) + "+" +
+                                                        std::to_string(shape.batch - 1) + "x" +
+                                                        std::to_string(shape.kv_len)
+                                                  : std::to_string(shape.kv_len);
+    const std::string name = std::to_string(shape.num_q_heads) + "_" +
+                             std::to_string(shape.num_kv_heads) + " / " +
+                             std::to_string(shape.head_dim) + " / " + std::to_string(shape.batch) +
+                             " / " + std::to_string(shape.q_len) + " / " + kv;
+    if (!seen.insert(name).second) continue;
+    ++planned;
+    const int32_t config[8] = {shape.num_kv_heads,
+                               shape.num_q_heads / shape.num_kv_heads,
+                               shape.head_dim,
+                               264,
+                               0,
+                               1,
+                               -1,
+                               100};
+    std::vector<int32_t> cu_seqlens_q(shape.batch + 1);
+    for (int32_t i = 0; i <= shape.batch; ++i) cu_seqlens_q[i] = i * shape.q_len;
+    const std::vector<int32_t> cache_seqlens = shape.KvLens();
     std::string error;
     const auto base = RunBase(cu_seqlens_q, cache_seqlens, config, &error);
     const auto working = RunWorking(cu_seqlens_q, cache_seqlens, config, &error);
-    if (base == working || base.empty() || working.empty()) return;
+    if (base == working || base.empty() || working.empty()) continue;
     ++changed;
     // plan[4]: active workers, plan[7]: the busiest worker's cost (tiles + overhead).
     std::printf("%-36s %6lld (%3lld) %6lld (%3lld)\n", name.c_str(),
                 static_cast<long long>(base[7]), static_cast<long long>(base[4]),
                 static_cast<long long>(working[7]), static_cast<long long>(working[4]));
-  };
-  for (const Shape& shape : shapes) {
-    const int32_t config[8] = {shape.hkv, shape.hq / shape.hkv, shape.head_dim, 264, 0, 1, -1, 100};
-    std::vector<int32_t> cu_seqlens_q(shape.batch + 1), cache_seqlens(shape.batch, shape.kv);
-    for (int32_t i = 0; i <= shape.batch; ++i) cu_seqlens_q[i] = i * shape.q;
-    run(std::to_string(shape.hq) + "_" + std::to_string(shape.hkv) + " / " +
-            std::to_string(shape.head_dim) + " / " + std::to_string(shape.batch) + " / " +
-            std::to_string(shape.q) + " / " + std::to_string(shape.kv),
-        cu_seqlens_q, cache_seqlens, config);
   }
-  for (int32_t q : {1, 4}) {  // skewed: 1 x 128k + 63 x 1k
-    const int32_t config[8] = {8, 4, 128, 264, 0, 1, -1, 100};
-    std::vector<int32_t> cu_seqlens_q(65), cache_seqlens(64, 1024);
-    cache_seqlens[0] = 131072;
-    for (int32_t i = 0; i <= 64; ++i) cu_seqlens_q[i] = i * q;
-    run("skewed q " + std::to_string(q), cu_seqlens_q, cache_seqlens, config);
-  }
-  std::printf("%zu shapes: %d plans differ\n", shapes.size() + 2, changed);
+  std::printf("%d shapes: %d plans differ\n", planned, changed);
   return 0;
 }
 

@@ -1,0 +1,166 @@
+// The shapes paged_attention_benchmark times, in one list for the benchmark
+// (which builds each case's pool, plan and graph from its shape) and for
+// tools/partition_diff.sh's `bench` mode (which plans every shape with two
+// revisions of the work partition: a partition change's reach on the
+// benchmark, read before a GPU run). Header-only and free of Abseil and CUDA:
+// partition_diff builds with g++ alone.
+#ifndef ATTENTION_KERNEL_BENCHMARK_SHAPES_H_
+#define ATTENTION_KERNEL_BENCHMARK_SHAPES_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace paged_attention {
+
+// A tree case's draft tree (spec_decode/draft_tree.h's TreeShape, by name so
+// that this header needs nothing beyond the standard library).
+enum class BenchmarkTree { kNone, kBalanced, kRandom, kDraftDecode };
+
+struct AttentionBenchmarkShape {
+  std::string family;  // the case is BM_PagedAttention<family>/...
+  int32_t num_q_heads = 32, num_kv_heads = 8, head_dim = 128, page_size = 16;
+  int32_t batch = 1, q_len = 1;
+  int32_t kv_len = 0;        // every request's keys...
+  int32_t first_kv_len = 0;  // ...but request 0's when > 0 (Skewed)
+  // Tree cases verify a tree of q_len nodes with tree_topk children per node
+  // (kBalanced, kRandom), or run draft decode step draft_step of tree_topk
+  // branches (kDraftDecode, q_len = tree_topk).
+  BenchmarkTree tree = BenchmarkTree::kNone;
+  int32_t tree_topk = 0;
+  int32_t draft_step = -1;
+  bool warm_l2 = false;  // no L2 flush between replays
+  // > 1: the graph holds this many calls one after the other, and the time is
+  // a replay's over calls_per_graph (OneTileInGraph): a call's latency inside
+  // a captured decode step, without the ~2.8 us a one-node graph's launch
+  // costs each replay.
+  int32_t calls_per_graph = 1;
+  // > 0: the merge launch sized for this many merge tasks, as in a CUDA graph
+  // captured for a larger batch and replayed with this one (LargeGraph).
+  int32_t merge_task_capacity = 0;
+
+  // Every request's keys, request 0 first.
+  std::vector<int32_t> KvLens() const {
+    std::vector<int32_t> lens(batch, kv_len);
+    if (first_kv_len > 0 && batch > 0) lens[0] = first_kv_len;
+    return lens;
+  }
+};
+
+// Every shape, in the benchmark's order.
+inline std::vector<AttentionBenchmarkShape> AttentionBenchmarkShapes() {
+  std::vector<AttentionBenchmarkShape> shapes;
+  auto uniform = [](const char* family, int32_t hq, int32_t hkv, int32_t batch, int32_t q,
+                    int32_t kv, int32_t page = 16, int32_t head_dim = 128) {
+    AttentionBenchmarkShape s;
+    s.family = family;
+    s.num_q_heads = hq;
+    s.num_kv_heads = hkv;
+    s.head_dim = head_dim;
+    s.page_size = page;
+    s.batch = batch;
+    s.q_len = q;
+    s.kv_len = kv;
+    return s;
+  };
+  auto add = [&shapes](AttentionBenchmarkShape s) { shapes.push_back(std::move(s)); };
+  auto tree = [&](int32_t batch, int32_t q, int32_t kv, BenchmarkTree kind, int32_t topk,
+                  int32_t draft_step = -1) {
+    AttentionBenchmarkShape s = uniform(
+        kind == BenchmarkTree::kDraftDecode ? "TreeDraftDecode" : "TreeVerify", 32, 8, batch, q,
+        kv);
+    s.tree = kind;
+    s.tree_topk = topk;
+    s.draft_step = draft_step;
+    return s;
+  };
+  auto warm = [](AttentionBenchmarkShape s) {
+    s.warm_l2 = true;
+    return s;
+  };
+  // Decode q = 1.
+  for (auto [hq, hkv] : {std::pair{32, 8}, std::pair{64, 8}, std::pair{32, 32}}) {
+    for (auto [batch, kv] : {std::pair{1, 32768}, std::pair{1, 131072}, std::pair{8, 16384},
+                             std::pair{16, 32768}, std::pair{32, 4096}, std::pair{32, 16384},
+                             std::pair{64, 4096}, std::pair{128, 1024}, std::pair{128, 4096}}) {
+      if (hq == 32 && hkv == 32 && kv * batch > (1 << 21)) continue;  // 32 KV heads: 4x the bytes
+      add(uniform("Decode", hq, hkv, batch, 1, kv));
+    }
+  }
+  // Draft extend q = 2..4 and verify q = 8.
+  for (auto [hq, hkv] : {std::pair{32, 8}, std::pair{64, 8}}) {
+    for (int32_t q : {2, 4}) {
+      for (auto [batch, kv] :
+           {std::pair{1, 131072}, std::pair{8, 32768}, std::pair{16, 16384}, std::pair{32, 4096}}) {
+        add(uniform("DraftExtend", hq, hkv, batch, q, kv));
+      }
+    }
+    add(uniform("DraftExtend", hq, hkv, 8, 3, 32768));
+    for (auto [batch, kv] : {std::pair{1, 32768}, std::pair{1, 131072}, std::pair{16, 8192},
+                             std::pair{16, 32768}, std::pair{64, 4096}}) {
+      add(uniform("Verify", hq, hkv, batch, 8, kv));
+    }
+  }
+  add(uniform("Verify", 32, 32, 16, 8, 8192));
+  // Skewed (1 x 128k + 63 x 1k) beside the uniform batch of the same bytes.
+  for (int32_t q : {1, 4}) {
+    AttentionBenchmarkShape skewed = uniform("Skewed", 32, 8, 64, q, 1024);
+    skewed.first_kv_len = 131072;
+    add(skewed);
+    add(uniform("Uniform", 32, 8, 64, q, (131072 + 63 * 1024) / 64));
+  }
+  // Tree verify beside the chain verify of the same q = nd (bar: <= 1.15x the
+  // chain's time), and tree draft decode steps beside chain draft extends of
+  // q = topk.
+  for (auto [batch, kv] : {std::pair{1, 32768}, std::pair{16, 8192}, std::pair{64, 4096}}) {
+    for (int32_t nd : {8, 16, 64}) {
+      if (nd != 8) add(uniform("Verify", 32, 8, batch, nd, kv));  // q 8 is above
+      add(tree(batch, nd, kv, BenchmarkTree::kBalanced, 4));
+      add(tree(batch, nd, kv, BenchmarkTree::kRandom, 8));
+    }
+    add(tree(batch, 4, kv, BenchmarkTree::kDraftDecode, 4, /*draft_step=*/3));
+    add(uniform("DraftExtend", 32, 8, batch, 4, kv));
+  }
+  // Page size 1 / 16 / 64 on the same shapes.
+  for (int32_t page : {1, 64}) {
+    add(uniform("PageSweep", 32, 8, 32, 1, 16384, page));
+    add(uniform("PageSweep", 32, 8, 16, 8, 8192, page));
+  }
+  add(uniform("PageSweep", 32, 8, 32, 1, 16384, 16));
+  add(uniform("PageSweep", 32, 8, 16, 8, 8192, 16));
+  // Head dims 64 and 256.
+  for (int32_t head_dim : {64, 256}) {
+    add(uniform("Decode", 32, 8, 32, 1, 16384, 16, head_dim));
+    add(uniform("Verify", 32, 8, 16, 8, 8192, 16, head_dim));
+    add(uniform("Decode", 32, 8, 1, 1, 131072, 16, head_dim));
+  }
+  // One-tile calls (latency) and a few warm-L2 references.
+  add(warm(uniform("OneTile", 32, 8, 1, 1, 64)));
+  add(warm(uniform("OneTile", 32, 8, 1, 8, 64)));
+  add(warm(uniform("Decode", 32, 8, 1, 1, 4096)));
+  add(warm(uniform("Decode", 32, 8, 64, 1, 4096)));
+  // The one-tile calls as 16 calls in one graph, per call: what a call adds
+  // to a captured decode step (OneTile pays a one-node graph's launch too).
+  for (int32_t q : {1, 8}) {
+    AttentionBenchmarkShape chain = warm(uniform("OneTileInGraph", 32, 8, 1, q, 64));
+    chain.calls_per_graph = 16;
+    add(chain);
+  }
+  // One-request verify replayed in a graph captured for b16 verify q8 8k (128
+  // merge tasks): the merge kernel's two-row instantiation and b16's grid on a
+  // one-request plan, beside the Verify case of the same shape (NOTES.md `MPI`).
+  for (auto [hq, q] : {std::pair{32, 8}, std::pair{32, 16}, std::pair{64, 8}}) {
+    AttentionBenchmarkShape large = uniform("LargeGraph", hq, 8, 1, q, 32768);
+    large.merge_task_capacity = 128;
+    add(large);
+  }
+  // Prefill-like (compute-bound) for the dashboard's TFLOP/s view.
+  add(uniform("Prefill", 32, 8, 4, 512, 4096));
+  add(uniform("Prefill", 32, 8, 1, 2048, 16384));
+  return shapes;
+}
+
+}  // namespace paged_attention
+
+#endif  // ATTENTION_KERNEL_BENCHMARK_SHAPES_H_

@@ -1,5 +1,10 @@
 """Table of an A/B call (tools/gpu_session.sh ab): per case, the least of the
-rounds' medians of the first variant (us) and each other variant's over it.
+rounds' medians of the first variant (us) and each other variant's over it,
+then the widest spread of any variant's rounds (its slowest round over its
+fastest): a ratio is only as good as that spread. A case whose rounds spread
+more than 3% is marked `noisy`: read its rounds before its ratio (a variant
+that was lucky once wins a least-of-rounds comparison; verify q64 b64 4k once
+read 0.936 from rounds of 695, 781 and 796 us against 743-755).
 
   python3 tools/ab_table.py DIR base NAME...   # reads DIR/ab_<name>_<round>.json
 
@@ -30,14 +35,16 @@ def main(out, names):
                     key = re.sub(r"^BM_PagedAttention|/iterations:1.*$", "", b["run_name"])
                     times[key][name].append(b["real_time"] * unit_us[b["time_unit"]])
     print(f"# min of rounds' medians (us) of {names[0]}, each variant's time over it")
-    print(f"{'case':80s} {names[0]:>9s} " + " ".join(f"{n:>9s}" for n in names[1:]))
+    print(f"{'case':80s} {names[0]:>9s} " + " ".join(f"{n:>9s}" for n in names[1:]) +
+          "    spread")
     for key in sorted(times):
         t = times[key]
         if names[0] not in t:
             continue
         base = min(t[names[0]])
         ratios = " ".join(f"{min(t[n]) / base:9.3f}" if n in t else "      n/a" for n in names[1:])
-        print(f"{key:80s} {base:9.1f} {ratios}")
+        spread = max(max(v) / min(v) for v in t.values())
+        print(f"{key:80s} {base:9.1f} {ratios} {spread:9.3f}" + (" noisy" if spread > 1.03 else ""))
 
 
 if __name__ == "__main__":

@@ -67,9 +67,9 @@ inline std::vector<AttentionBenchmarkShape> AttentionBenchmarkShapes() {
   auto add = [&shapes](AttentionBenchmarkShape s) { shapes.push_back(std::move(s)); };
   auto tree = [&](int32_t batch, int32_t q, int32_t kv, BenchmarkTree kind, int32_t topk,
                   int32_t draft_step = -1) {
-    AttentionBenchmarkShape s = uniform(
-        kind == BenchmarkTree::kDraftDecode ? "TreeDraftDecode" : "TreeVerify", 32, 8, batch, q,
-        kv);
+    AttentionBenchmarkShape s =
+        uniform(kind == BenchmarkTree::kDraftDecode ? "TreeDraftDecode" : "TreeVerify", 32, 8,
+                batch, q, kv);
     s.tree = kind;
     s.tree_topk = topk;
     s.draft_step = draft_step;

@@ -9,6 +9,8 @@
 #   PARTITION_DIFF_HEAD_DIM=64 bash tools/partition_diff.sh REV   # every case at one head_dim
 #   bash tools/partition_diff.sh REV time   # host time of both on fixed shapes, calls interleaved
 #   bash tools/partition_diff.sh REV bench  # the benchmark's shapes whose plan changes
+# (//tools/partition_diff:partition_diff_test builds the same tool with the
+# working tree on both sides, so `bazel test //...` keeps it compiling.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=$1 cases=${2:-20000} seed=${3:-1}

@@ -69,10 +69,10 @@ int TimeBoth() {
 // does not see, such as page size or L2, once), each with both
 // implementations: the shapes whose plan changes, with the busiest worker's
 // cost and the active workers of each (a partition change's reach on the
-// benchmark, read before a GPU run).
+// benchmark, read before a GPU run). Exits 1 if a shape does not plan.
 int BenchShapes() {
   std::set<std::string> seen;
-  int planned = 0, changed = 0;
+  int planned = 0, changed = 0, failed = 0;
   std::printf("%-36s %12s %12s\n", "heads / hd / batch / q / kv", "base busiest", "working");
   for (const paged_attention::AttentionBenchmarkShape& shape :
        paged_attention::AttentionBenchmarkShapes()) {
@@ -100,15 +100,20 @@ int BenchShapes() {
     std::string error;
     const auto base = RunBase(cu_seqlens_q, cache_seqlens, config, &error);
     const auto working = RunWorking(cu_seqlens_q, cache_seqlens, config, &error);
-    if (base == working || base.empty() || working.empty()) continue;
+    if (base.empty() || working.empty()) {
+      std::printf("%-36s does not plan: %s\n", name.c_str(), error.c_str());
+      ++failed;
+      continue;
+    }
+    if (base == working) continue;
     ++changed;
     // plan[4]: active workers, plan[7]: the busiest worker's cost (tiles + overhead).
     std::printf("%-36s %6lld (%3lld) %6lld (%3lld)\n", name.c_str(),
                 static_cast<long long>(base[7]), static_cast<long long>(base[4]),
                 static_cast<long long>(working[7]), static_cast<long long>(working[4]));
   }
-  std::printf("%d shapes: %d plans differ\n", planned, changed);
-  return 0;
+  std::printf("%d shapes: %d plans differ, %d do not plan\n", planned, changed, failed);
+  return failed == 0 ? 0 : 1;
 }
 
 int main(int argc, char** argv) {

@@ -40,6 +40,14 @@ struct AttentionBenchmarkShape {
   // captured for a larger batch and replayed with this one (LargeGraph).
   int32_t merge_task_capacity = 0;
 
+  // The keys as the case's name writes them: "4096", or "131072+63x1024"
+  // when request 0 differs.
+  std::string KvLabel() const {
+    if (first_kv_len <= 0) return std::to_string(kv_len);
+    return std::to_string(first_kv_len) + "+" + std::to_string(batch - 1) + "x" +
+           std::to_string(kv_len);
+  }
+
   // Every request's keys, request 0 first.
   std::vector<int32_t> KvLens() const {
     std::vector<int32_t> lens(batch, kv_len);

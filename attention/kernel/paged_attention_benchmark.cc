@@ -296,12 +296,9 @@ Case CaseOf(const AttentionBenchmarkShape& shape) {
   c.shape = shape;
   c.q_lens.assign(shape.batch, shape.q_len);
   c.k_lens = shape.KvLens();
-  const std::string kv = shape.first_kv_len > 0 ? absl::StrCat(shape.first_kv_len, "+",
-                                                               shape.batch - 1, "x", shape.kv_len)
-                                                : absl::StrCat(shape.kv_len);
   c.name = absl::StrCat("BM_PagedAttention", shape.family, "/heads:", shape.num_q_heads, "_",
                         shape.num_kv_heads, "/hd:", shape.head_dim, "/batch:", shape.batch,
-                        "/q:", shape.q_len, "/kv:", kv, "/page:", shape.page_size);
+                        "/q:", shape.q_len, "/kv:", shape.KvLabel(), "/page:", shape.page_size);
   if (shape.tree != BenchmarkTree::kNone) {
     // Every request verifies the same tree of q nodes (q <= 64), or runs the
     // same draft decode step of topk branches (q = topk).

@@ -76,14 +76,10 @@ int BenchShapes() {
   std::printf("%-36s %12s %12s\n", "heads / hd / batch / q / kv", "base busiest", "working");
   for (const paged_attention::AttentionBenchmarkShape& shape :
        paged_attention::AttentionBenchmarkShapes()) {
-    const std::string kv = shape.first_kv_len > 0 ? std::to_string(shape.first_kv_len) + "+" +
-                                                        std::to_string(shape.batch - 1) + "x" +
-                                                        std::to_string(shape.kv_len)
-                                                  : std::to_string(shape.kv_len);
     const std::string name = std::to_string(shape.num_q_heads) + "_" +
                              std::to_string(shape.num_kv_heads) + " / " +
                              std::to_string(shape.head_dim) + " / " + std::to_string(shape.batch) +
-                             " / " + std::to_string(shape.q_len) + " / " + kv;
+                             " / " + std::to_string(shape.q_len) + " / " + shape.KvLabel();
     if (!seen.insert(name).second) continue;
     ++planned;
     const int32_t config[8] = {shape.num_kv_heads,

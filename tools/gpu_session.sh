@@ -11,7 +11,9 @@
 # Steps (in the order given; results under OUT, a summary on stdout):
 #   tests                      every GPU test (run_tests.sh): OUT/gpu_tests.log
 #   ab ROUNDS FILTER NAME...   A/B of ab/bench_NAME, one process each per round,
-#                              order rotated: OUT/ab_NAME_ROUND.json, OUT/ab_table.txt
+#                              order rotated: OUT/ab_NAME_ROUND.json, OUT/ab_table.txt;
+#                              AB_REPLAY_GAP_US=N idles N us after each replay
+#                              (compute-bound cases: testing/benchmark_main.h)
 #   peers                      tools/peer_benchmark.py: OUT/peers.json, OUT/peers_table.txt
 #   checks                     memcheck of the kernel test, racecheck in four parts of
 #                              120 s each (the kernel test's targeted cases, the fp16
@@ -72,7 +74,8 @@ run_ab() {  # rounds filter names...
   for ((r = 1; r <= rounds; ++r)); do
     for name in "${order[@]}"; do
       ab/bench_$name --benchmark_filter="$filter" --benchmark_out="$out/ab_${name}_$r.json" \
-        --benchmark_out_format=json > /dev/null 2> "$out/ab_${name}_$r.err" ||
+        --benchmark_out_format=json ${AB_REPLAY_GAP_US:+--replay_gap_us=$AB_REPLAY_GAP_US} \
+        > /dev/null 2> "$out/ab_${name}_$r.err" ||
         echo "bench $name failed (round $r)"
     done
     order=("${order[@]:1}" "${order[0]}")  # rotate

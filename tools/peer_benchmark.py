@@ -12,7 +12,9 @@ Runs on the GPU machine with its python3 and PyTorch:
    enable_gqa=True): scaled_dot_product_attention with the flash and the cuDNN
    backends, and compiled flex_attention with a bottom-right causal block
    mask. Each peer: the median of 31 calls, L2 flushed before each (by
-   reading 256 MiB, as our benchmark does), CUDA events. SDPA gets the bottom-right causal mask (causal_lower_right) where
+   reading 256 MiB, as our benchmark does), CUDA events; the SM clock and
+   board power sampled until each call ends (NVML), as ours are, go into its
+   entry as sm_MHz and power_W. SDPA gets the bottom-right causal mask (causal_lower_right) where
    the backend takes it, else runs unmasked (an upper bound on its speed; the
    entry's label says so). A skewed batch is timed as two calls (the long
    request, then the short ones) since the peers need equal lengths.
@@ -81,16 +83,55 @@ def flops_of(hq, hd, requests):
     return sum(4.0 * q * hq * k * hd for q, k in requests)
 
 
+class GpuClock:
+    """The SM clock (MHz) and board power (W) of the GPU that PyTorch uses, read
+    through NVML (the driver's libnvidia-ml, by ctypes): sampled while each
+    peer's calls run, as our benchmark samples its replays (sm_MHz, power_W),
+    so a comparison shows whether both sides ran at the same clock."""
+
+    def __init__(self, torch):
+        import ctypes
+        self.ctypes = ctypes
+        self.device = None
+        try:
+            self.nvml = ctypes.CDLL("libnvidia-ml.so.1")
+            if self.nvml.nvmlInit_v2() != 0:
+                return
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            bus_id = f"{getattr(props, 'pci_domain_id', 0):08x}:{getattr(props, 'pci_bus_id', 0):02x}:" \
+                     f"{getattr(props, 'pci_device_id', 0):02x}.0"
+            device = ctypes.c_void_p()
+            if (self.nvml.nvmlDeviceGetHandleByPciBusId_v2(bus_id.encode(), ctypes.byref(device)) != 0
+                    and self.nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(device)) != 0):
+                return
+            self.device = device
+        except (OSError, AttributeError):
+            self.device = None
+
+    def sample(self):
+        """(MHz, W), or None without NVML."""
+        if self.device is None:
+            return None
+        mhz, milliwatts = self.ctypes.c_uint(), self.ctypes.c_uint()
+        if (self.nvml.nvmlDeviceGetClockInfo(self.device, 1, self.ctypes.byref(mhz)) != 0 or
+                self.nvml.nvmlDeviceGetPowerUsage(self.device, self.ctypes.byref(milliwatts)) != 0):
+            return None
+        return mhz.value, milliwatts.value * 1e-3
+
+
 class TorchPeers:
     """Times one shape with each PyTorch peer."""
 
-    def __init__(self, use_flex):
+    def __init__(self, use_flex, replay_gap_us=0):
         import torch
+        self.replay_gap_us = replay_gap_us
         from torch.nn.attention import SDPBackend, sdpa_kernel
         self.torch = torch
         self.SDPBackend = SDPBackend
         self.sdpa_kernel = sdpa_kernel
         self.flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+        self.clock = GpuClock(torch)
+        self.last_clock = None  # median (MHz, W) of time_calls' last run
         self.use_flex = use_flex
         self.flex = None
         if use_flex:
@@ -115,16 +156,24 @@ class TorchPeers:
         torch.cuda.synchronize()
         start = torch.cuda.Event(enable_timing=True)
         stop = torch.cuda.Event(enable_timing=True)
-        times = []
+        times, clocks = [], []
         for _ in range(REPLAYS):
             self.flush_sum = self.flush.sum(dtype=torch.int64)  # read: no dirty lines left
             start.record()
             for fn in calls:
                 fn()
             stop.record()
+            clocks.append(self.clock.sample())
+            while not stop.query():  # sampled until the calls end, as ours are
+                clocks.append(self.clock.sample())
             stop.synchronize()
             times.append(start.elapsed_time(stop))
+            if self.replay_gap_us:
+                time.sleep(self.replay_gap_us * 1e-6)
         times.sort()
+        clocks = [c for c in clocks if c]
+        self.last_clock = (sorted(c[0] for c in clocks)[len(clocks) // 2],
+                           sorted(c[1] for c in clocks)[len(clocks) // 2]) if clocks else None
         return times[len(times) // 2]
 
     def groups(self, hq, hkv, hd, requests):
@@ -159,7 +208,7 @@ class TorchPeers:
                 note = "bottom-right causal" if masked and any(q > 1 for q, _ in requests) else ""
                 if not masked:
                     note = "unmasked (upper bound)"
-                return ms, note
+                return ms, note, self.last_clock
             except RuntimeError:
                 continue
         return None
@@ -180,7 +229,8 @@ class TorchPeers:
             calls.append(lambda qt=qt, kt=kt, vt=vt, mask=mask: self.flex(
                 qt, kt, vt, block_mask=mask, enable_gqa=True))
         try:
-            return self.time_calls(calls), "compiled, bottom-right causal block mask"
+            ms = self.time_calls(calls)
+            return ms, "compiled, bottom-right causal block mask", self.last_clock
         except Exception as error:  # compile failures are reported, not fatal
             print(f"flex failed: {error}", file=sys.stderr)
             return None
@@ -263,6 +313,9 @@ def main():
     parser.add_argument("--flex-filter", default="",
                         help="regex: time flex only for these cases (each shape compiles for"
                              " ~10 s); the SDPA peers run for every case")
+    parser.add_argument("--replay-gap-us", type=int, default=0,
+                        help="idle this long after each timed call, ours (--replay_gap_us) and"
+                             " the peers' alike (testing/benchmark_main.h says when to)")
     parser.add_argument("--dry-run", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--context", action="append", default=[],
                         help="KEY=VALUE added to the JSON context (e.g. git_revision=abc)")
@@ -282,12 +335,15 @@ def main():
             command = [args.ours, f"--benchmark_out={path}", "--benchmark_out_format=json"]
             if args.filter:
                 command.append(f"--benchmark_filter={args.filter}")
+            if args.replay_gap_us:
+                command.append(f"--replay_gap_us={args.replay_gap_us}")
             command += [f"--benchmark_context={c}" for c in args.context]
             subprocess.run(command, check=True)
             with open(path) as f:
                 ours = json.load(f)
 
-    peers = DryPeers() if args.dry_run else TorchPeers(use_flex=not args.no_flex)
+    peers = DryPeers() if args.dry_run else TorchPeers(use_flex=not args.no_flex,
+                                                       replay_gap_us=args.replay_gap_us)
     copy_tbps = float(ours.get("context", {}).get("copy_tbps", 0) or 0)
     context = dict(ours.get("context", {}))
     context["executable"] = "peer_benchmark.py"
@@ -328,10 +384,12 @@ def main():
             if key not in peer_cache:
                 with_flex = not args.flex_filter or re.search(args.flex_filter, name) is not None
                 peer_cache[key] = peers.run(hq, hkv, hd, requests, with_flex)
-            for peer, (ms, note) in peer_cache[key].items():
+            for peer, (ms, note, *clock) in peer_cache[key].items():
                 us = ms * 1e3
                 tbps = total_bytes / (us * 1e-6) * 1e-12
+                clock = clock[0] if clock and clock[0] else None
                 out.append({
+                    **({"sm_MHz": clock[0], "power_W": clock[1]} if clock else {}),
                     "name": f"Peer_{peer}/{peer_args_name(shape_args)}",
                     "run_name": f"Peer_{peer}/{peer_args_name(shape_args)}",
                     "run_type": "iteration", "iterations": REPLAYS,

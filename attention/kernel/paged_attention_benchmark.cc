@@ -20,17 +20,23 @@
 //   E         TB/s over the device-to-device copy rate measured in this run
 //   TFLOP/s   4 * q * num_q_heads * kv * head_dim per request / time
 //   workers, segments, merges   the work plan's shape
+//   sm_MHz, power_W   the SM clock and board power (NVML), median of samples
+//             read until each replay ended: compute-bound cases run as fast as
+//             the clock the GPU holds under load (testing/gpu_clocks.h;
+//             --replay_gap_us idles between replays, testing/benchmark_main.h)
 // Run with --benchmark_out=FILE --benchmark_out_format=json for the dashboard
 // and tools/peer_benchmark.py.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -48,6 +54,7 @@
 #include "spec_decode/draft_tree.h"
 #include "testing/benchmark_main.h"
 #include "testing/gpu_attention.h"
+#include "testing/gpu_clocks.h"
 #include "testing/random_batch.h"
 #include "testing/random_fill.h"
 
@@ -235,6 +242,12 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   return CudaCall(cudaStreamSynchronize(setup.stream), "cudaStreamSynchronize");
 }
 
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
 void BM_PagedAttention(benchmark::State& state, const Case& c) {
   if (VisibleGpuCount() == 0) {
     state.SkipWithError(("no GPU: " + NoGpuReason()).c_str());
@@ -250,6 +263,8 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
   cudaEventCreate(&stop);
   for (int i = 0; i < 3; ++i) (void)setup.graph->Launch(setup.stream);  // warm-up
   cudaStreamSynchronize(setup.stream);
+  const auto gap = std::chrono::microseconds(ReplayGapMicroseconds());
+  std::vector<double> sm_mhz, power_w;  // sampled until each replay ends
   for (auto _ : state) {
     std::vector<float> ms(kReplays);
     for (float& t : ms) {
@@ -257,8 +272,14 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
       cudaEventRecord(start, setup.stream);
       (void)setup.graph->Launch(setup.stream);
       cudaEventRecord(stop, setup.stream);
+      do {  // at least once; most samples fall in the timed kernels, the longest part
+        const GpuClockSample clock = SampleGpuClock();
+        sm_mhz.push_back(clock.sm_mhz);
+        power_w.push_back(clock.power_w);
+      } while (cudaEventQuery(stop) == cudaErrorNotReady);
       cudaEventSynchronize(stop);
       cudaEventElapsedTime(&t, start, stop);
+      if (gap.count() > 0) std::this_thread::sleep_for(gap);
     }
     std::nth_element(ms.begin(), ms.begin() + kReplays / 2, ms.end());
     state.SetIterationTime(ms[kReplays / 2] * 1e-3 / c.shape.calls_per_graph);
@@ -283,6 +304,8 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
   state.counters["E"] =
       Counter(copy > 0 ? bytes * 1e-12 / copy : 0.0, Counter::kIsIterationInvariantRate);
   state.counters["TFLOP/s"] = Counter(flops * 1e-12, Counter::kIsIterationInvariantRate);
+  state.counters["sm_MHz"] = Median(sm_mhz);
+  state.counters["power_W"] = Median(power_w);
   state.counters["workers"] = setup.counts.num_active_workers;
   state.counters["segments"] = setup.counts.num_segments;
   state.counters["merges"] = setup.counts.num_merge_tasks;

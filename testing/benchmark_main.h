@@ -16,8 +16,10 @@ double DeviceCopyTbps();
 // board at its power cap and run at whatever clock that leaves (verify q64
 // b64 4k: 757-807 us at 1635-1830 MHz, by process and by the cases before
 // it); 2000 us of idle keeps the clock at 1980 MHz and the time at 695 us
-// within 0.1% (NOTES.md). Use a gap to compare builds on compute-bound
-// cases; the default is the sustained load that peers run under too.
+// within 0.3% (NOTES.md). Use a gap to compare builds on compute-bound
+// cases, not on latency-bound ones (a one-tile call after 2 ms of idle takes
+// 10-14 us instead of 7); the default is the sustained load that peers run
+// under too.
 int ReplayGapMicroseconds();
 
 }  // namespace paged_attention

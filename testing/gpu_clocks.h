@@ -11,7 +11,7 @@ namespace paged_attention {
 
 struct GpuClockSample {
   double sm_mhz = 0;   // 0: NVML unavailable
-  double power_w = 0;  // board power draw
+  double power_w = 0;  // board power draw, as the driver averages it (~1 s)
 };
 
 // One reading of the current CUDA device's SM clock and power. NVML

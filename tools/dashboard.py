@@ -1043,7 +1043,10 @@ def attention_table(analysis, results):
     counters = {c for r in results for c in r.counters}
     headers = [(h, False) for _, h in shape_cols] + [("time (us)", False)]
     cols = []
-    for counter, header in (("TB/s", "TB/s"), ("TFLOP/s", "TFLOP/s"), ("splits", "splits")):
+    # sm_MHz: the clock the GPU held while the case ran (power cap under
+    # compute-bound load); a time that moved with it is the board, not the code.
+    for counter, header in (("TB/s", "TB/s"), ("TFLOP/s", "TFLOP/s"), ("sm_MHz", "SM MHz"),
+                            ("splits", "splits")):
         if counter in counters:
             cols.append(("counter", counter, header))
     for metric, header, fmt in (("E", "E", lambda v: f"{v:.2f}"),

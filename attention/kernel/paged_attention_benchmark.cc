@@ -23,7 +23,9 @@
 //   sm_MHz, power_W   the SM clock and board power (NVML), median of samples
 //             read until each replay ended: compute-bound cases run as fast as
 //             the clock the GPU holds under load (testing/gpu_clocks.h;
-//             --replay_gap_us idles between replays, testing/benchmark_main.h)
+//             --replay_gap_us idles between replays, testing/benchmark_main.h).
+//             The driver averages power over about a second, so power_W lags
+//             a short case and tells mostly what ran before it
 // Run with --benchmark_out=FILE --benchmark_out_format=json for the dashboard
 // and tools/peer_benchmark.py.
 #include <cuda_runtime_api.h>

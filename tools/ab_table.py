@@ -4,7 +4,11 @@ then the widest spread of any variant's rounds (its slowest round over its
 fastest): a ratio is only as good as that spread. A case whose rounds spread
 more than 3% is marked `noisy`: read its rounds before its ratio (a variant
 that was lucky once wins a least-of-rounds comparison; verify q64 b64 4k once
-read 0.936 from rounds of 695, 781 and 796 us against 743-755).
+read 0.936 from rounds of 695, 781 and 796 us against 743-755). Where the
+runs carry the benchmark's sm_MHz counter, a last column gives the range of
+the SM clock over every variant's rounds, and a case whose clock moved more
+than 2% is marked `clock`: compute-bound cases slow down at the board's power
+cap, so rerun them with AB_REPLAY_GAP_US=2000 (testing/benchmark_main.h).
 
   python3 tools/ab_table.py DIR base NAME...   # reads DIR/ab_<name>_<round>.json
 
@@ -22,6 +26,7 @@ import sys
 
 def main(out, names):
     times = collections.defaultdict(lambda: collections.defaultdict(list))
+    clocks = collections.defaultdict(list)  # sm_MHz of every round of every variant
     unit_us = {"ns": 1e-3, "us": 1.0, "ms": 1e3}
     for name in names:
         paths = glob.glob(f"{out}/ab_{name}_*.json") + glob.glob(f"{out}/ab_{name}_*.json.xz")
@@ -34,9 +39,11 @@ def main(out, names):
                         "repeats" not in b["name"] and b.get("run_type") == "iteration"):
                     key = re.sub(r"^BM_PagedAttention|/iterations:1.*$", "", b["run_name"])
                     times[key][name].append(b["real_time"] * unit_us[b["time_unit"]])
+                    if b.get("sm_MHz"):
+                        clocks[key].append(b["sm_MHz"])
     print(f"# min of rounds' medians (us) of {names[0]}, each variant's time over it")
     print(f"{'case':80s} {names[0]:>9s} " + " ".join(f"{n:>9s}" for n in names[1:]) +
-          "    spread")
+          "    spread" + ("        MHz" if clocks else ""))
     for key in sorted(times):
         t = times[key]
         if names[0] not in t:
@@ -44,7 +51,11 @@ def main(out, names):
         base = min(t[names[0]])
         ratios = " ".join(f"{min(t[n]) / base:9.3f}" if n in t else "      n/a" for n in names[1:])
         spread = max(max(v) / min(v) for v in t.values())
-        print(f"{key:80s} {base:9.1f} {ratios} {spread:9.3f}" + (" noisy" if spread > 1.03 else ""))
+        line = f"{key:80s} {base:9.1f} {ratios} {spread:9.3f}" + (" noisy" if spread > 1.03 else "      ")
+        if clocks.get(key):
+            low, high = min(clocks[key]), max(clocks[key])
+            line += f" {low:4.0f}-{high:4.0f}" + (" clock" if high > 1.02 * low else "")
+        print(line)
 
 
 if __name__ == "__main__":

@@ -131,7 +131,6 @@ class TorchPeers:
         self.sdpa_kernel = sdpa_kernel
         self.flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
         self.clock = GpuClock(torch)
-        self.last_clock = None  # median (MHz, W) of time_calls' last run
         self.use_flex = use_flex
         self.flex = None
         if use_flex:
@@ -149,7 +148,8 @@ class TorchPeers:
         return self.torch.__version__
 
     def time_calls(self, calls):
-        """Median ms of running every function in `calls` once, L2 flushed first."""
+        """(median ms of running every function in `calls` once, L2 flushed
+        first; median (MHz, W) sampled while they ran, or None without NVML)."""
         torch = self.torch
         for fn in calls:
             fn()
@@ -172,9 +172,9 @@ class TorchPeers:
                 time.sleep(self.replay_gap_us * 1e-6)
         times.sort()
         clocks = [c for c in clocks if c]
-        self.last_clock = (sorted(c[0] for c in clocks)[len(clocks) // 2],
-                           sorted(c[1] for c in clocks)[len(clocks) // 2]) if clocks else None
-        return times[len(times) // 2]
+        clock = (sorted(c[0] for c in clocks)[len(clocks) // 2],
+                 sorted(c[1] for c in clocks)[len(clocks) // 2]) if clocks else None
+        return times[len(times) // 2], clock
 
     def groups(self, hq, hkv, hd, requests):
         """Requests grouped by (q, kv): one dense call each."""
@@ -204,11 +204,11 @@ class TorchPeers:
                     qt, kt, vt, attn_mask=mask, enable_gqa=True))
             try:
                 with self.sdpa_kernel(backend):
-                    ms = self.time_calls(calls)
+                    ms, clock = self.time_calls(calls)
                 note = "bottom-right causal" if masked and any(q > 1 for q, _ in requests) else ""
                 if not masked:
                     note = "unmasked (upper bound)"
-                return ms, note, self.last_clock
+                return ms, note, clock
             except RuntimeError:
                 continue
         return None
@@ -229,8 +229,8 @@ class TorchPeers:
             calls.append(lambda qt=qt, kt=kt, vt=vt, mask=mask: self.flex(
                 qt, kt, vt, block_mask=mask, enable_gqa=True))
         try:
-            ms = self.time_calls(calls)
-            return ms, "compiled, bottom-right causal block mask", self.last_clock
+            ms, clock = self.time_calls(calls)
+            return ms, "compiled, bottom-right causal block mask", clock
         except Exception as error:  # compile failures are reported, not fatal
             print(f"flex failed: {error}", file=sys.stderr)
             return None

@@ -244,7 +244,9 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   return CudaCall(cudaStreamSynchronize(setup.stream), "cudaStreamSynchronize");
 }
 
-double Median(std::vector<double> values) {
+// The upper median (the middle of an odd count); 0 for none.
+template <typename T>
+T Median(std::vector<T> values) {
   if (values.empty()) return 0;
   std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
   return values[values.size() / 2];
@@ -283,8 +285,7 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
       cudaEventElapsedTime(&t, start, stop);
       if (gap.count() > 0) std::this_thread::sleep_for(gap);
     }
-    std::nth_element(ms.begin(), ms.begin() + kReplays / 2, ms.end());
-    state.SetIterationTime(ms[kReplays / 2] * 1e-3 / c.shape.calls_per_graph);
+    state.SetIterationTime(Median(ms) * 1e-3 / c.shape.calls_per_graph);
   }
   const cudaError_t error = cudaDeviceSynchronize();
   if (error != cudaSuccess) state.SkipWithError(cudaGetErrorString(error));

@@ -149,11 +149,17 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
     return absl::InvalidArgumentError("bad head shape or page size");
   }
   const int64_t group = hq / hkv;
-  if (plan.num_kv_heads != hkv || plan.group != group || plan.head_dim != d) {
-    return absl::InvalidArgumentError(absl::StrCat("plan made for ", plan.num_kv_heads,
-                                                   " KV heads, group ", plan.group, ", head_dim ",
-                                                   plan.head_dim));
+  if (plan.num_kv_heads != hkv || plan.group != group || plan.head_dim != d ||
+      (plan.kv_heads_per_unit != 1 && plan.kv_heads_per_unit != 2) ||
+      hkv % plan.kv_heads_per_unit != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "plan made for ", plan.num_kv_heads, " KV heads, group ", plan.group, ", head_dim ",
+        plan.head_dim, ", ", plan.kv_heads_per_unit, " KV heads per unit"));
   }
+  // A unit's packed rows: those of a group of kv_heads_per_unit x group query
+  // heads (KV head pairs, work_plan.h); segment.kv_head names the unit's first
+  // KV head / kv_heads_per_unit.
+  const int64_t unit_group = group * plan.kv_heads_per_unit;
   const int64_t total_q = md.total_q_tokens;
   HostAttentionResult result;
   result.out.assign(total_q * hq * d, 0.0);
@@ -168,7 +174,8 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
     const int64_t q_begin = md.cu_seqlens_q[request];
     const int64_t q_len = md.cu_seqlens_q[request + 1] - q_begin;
     const int64_t k_len = md.cache_seqlens[request];
-    const int64_t j = packed / group, h = kv_head * group + packed % group;
+    const int64_t j = packed / unit_group, h = kv_head * unit_group + packed % unit_group;
+    kv_head = static_cast<int32_t>(h / group);  // the row's own KV head
     const KeyRange visible = VisibleKeys(j, q_len, k_len, args.options);
     lo = std::max(lo, visible.first);
     hi = std::min(hi, visible.last + 1);
@@ -218,15 +225,15 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
     return row;
   };
   auto write = [&](int32_t request, int32_t kv_head, int64_t packed, const RowResult& row) {
-    const int64_t token = md.cu_seqlens_q[request] + packed / group;
-    const int64_t h = kv_head * group + packed % group;
+    const int64_t token = md.cu_seqlens_q[request] + packed / unit_group;
+    const int64_t h = kv_head * unit_group + packed % unit_group;
     std::copy(row.out.begin(), row.out.end(), result.out.begin() + (token * hq + h) * d);
     result.lse[h * total_q + token] = row.lse;
     ++writes[token * hq + h];
   };
   auto unit_rows = [&](int32_t request, int32_t unit_tile) {
     const int64_t q_len = md.cu_seqlens_q[request + 1] - md.cu_seqlens_q[request];
-    return std::min<int64_t>(kUnitRows, q_len * group - int64_t{unit_tile} * kUnitRows);
+    return std::min<int64_t>(kUnitRows, q_len * unit_group - int64_t{unit_tile} * kUnitRows);
   };
 
   for (int32_t w = 0; w < plan.num_workers; ++w) {
@@ -234,6 +241,10 @@ absl::StatusOr<HostAttentionResult> RunHostPlannedAttention(const PagedAttention
       const WorkSegment& segment = plan.segments[s];
       if (segment.request < 0 || segment.request >= md.batch_size) {
         return absl::InternalError(absl::StrCat("segment ", s, ": request ", segment.request));
+      }
+      if (segment.kv_head < 0 || segment.kv_head >= hkv / plan.kv_heads_per_unit) {
+        return absl::InternalError(absl::StrCat("segment ", s, ": kv_head ", segment.kv_head,
+                                                " of ", hkv / plan.kv_heads_per_unit, " units"));
       }
       const int64_t rows = unit_rows(segment.request, segment.unit_tile);
       for (int64_t r = 0; r < rows; ++r) {

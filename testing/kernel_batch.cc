@@ -123,10 +123,17 @@ PagedAttentionArgs HostBatch::Args() const {
 }
 
 void HostBatch::Plan(int32_t pinned_splits) {
+  const int32_t group = spec.num_q_heads / spec.num_kv_heads;
+  const int32_t kv_heads_per_unit =
+      spec.kv_heads_per_unit > 0 ? spec.kv_heads_per_unit
+      : CanPairKvHeads(spec.head_dim, spec.num_kv_heads, group, metadata.max_seq_len_q) ? 2
+                                                                                        : 1;
+  // Units of KV head pairs plan as head_dim 128 units of half the heads and
+  // twice the group (PartitionConfigFor).
   PartitionConfig config;
-  config.num_kv_heads = spec.num_kv_heads;
-  config.group = spec.num_q_heads / spec.num_kv_heads;
-  config.head_dim = spec.head_dim;
+  config.num_kv_heads = spec.num_kv_heads / kv_heads_per_unit;
+  config.group = group * kv_heads_per_unit;
+  config.head_dim = spec.head_dim * kv_heads_per_unit;
   config.num_workers = spec.num_workers;
   config.pinned_splits = pinned_splits;
   config.mask = spec.options.mask;
@@ -162,9 +169,10 @@ void HostBatch::Plan(int32_t pinned_splits) {
   plan.max_merge_tasks = static_cast<int32_t>(merge_tasks.size());
   plan.max_partials = static_cast<int32_t>(std::max<int64_t>(max_partials, 1));
   plan.max_zero_fill_tokens = 0;
-  plan.num_kv_heads = config.num_kv_heads;
-  plan.group = config.group;
-  plan.head_dim = config.head_dim;
+  plan.num_kv_heads = spec.num_kv_heads;
+  plan.group = group;
+  plan.head_dim = spec.head_dim;
+  plan.kv_heads_per_unit = kv_heads_per_unit;
   plan.causal = config.mask == MaskMode::kCausal ? 1 : 0;
   plan.window_left = config.window_left;
 }

@@ -37,6 +37,10 @@ struct BatchSpec {
   // and pinned splits (0: balanced).
   int32_t num_workers = 0;
   int32_t pinned_splits = 0;
+  // KV heads per unit (WorkPlanView::kv_heads_per_unit): 0 = as the planner
+  // decides (KvHeadsPerUnit: pairs where CanPairKvHeads allows them for
+  // max_seq_len_q); 1 or 2 to choose.
+  int32_t kv_heads_per_unit = 0;
   // Capacities (CUDA-graph style); 0 = exact. Rows of page_table, the q token
   // capacity and the max q length may exceed what the requests use.
   int32_t max_pages_per_request = 0;

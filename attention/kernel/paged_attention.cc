@@ -137,6 +137,14 @@ absl::StatusOr<KernelGeometry> QueryKernelGeometry(DType dtype, int32_t head_dim
   int ctas = 0;
   RETURN_IF_ERROR(CudaCall(SelectKernel(dtype, head_dim).occupancy(&ctas),
                            "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+  if (head_dim == 64) {
+    // Plans of KV head pairs run the head_dim 128 decode kernel
+    // (WorkPlanView::kv_heads_per_unit): the workers must fit it too.
+    int pair_ctas = 0;
+    RETURN_IF_ERROR(CudaCall(SelectKernel(dtype, 128).occupancy(&pair_ctas),
+                             "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
+    ctas = std::min(ctas, pair_ctas);
+  }
   if (ctas < 1) {
     return absl::InternalError(absl::StrCat("the ", DTypeName(dtype), " head_dim ", head_dim,
                                             " attention kernel fits no CTA on an SM"));
@@ -187,6 +195,17 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
         absl::StrCat("the work plan was made for num_kv_heads ", plan.num_kv_heads, ", group ",
                      plan.group, ", head_dim ", plan.head_dim, "; the call has num_kv_heads ",
                      args.num_kv_heads, ", group ", group, ", head_dim ", args.head_dim));
+  }
+  if (plan.kv_heads_per_unit != 1 &&
+      (plan.kv_heads_per_unit != 2 ||
+       !CanPairKvHeads(args.head_dim, args.num_kv_heads, group, md.max_seq_len_q) ||
+       md.tree_mask != nullptr)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the work plan has kv_heads_per_unit ", plan.kv_heads_per_unit,
+        "; pairs (2) are for head_dim 64, an even num_kv_heads, max_seq_len_q x group x 2 <= ",
+        kFusedMergeMaxRows, " and no tree_mask, and the call has head_dim ", args.head_dim,
+        ", num_kv_heads ", args.num_kv_heads, ", group ", group, ", max_seq_len_q ",
+        md.max_seq_len_q, ", tree_mask ", md.tree_mask != nullptr ? "set" : "null"));
   }
   const AttentionOptions& options = args.options;
   if (!std::isfinite(options.softmax_scale)) {
@@ -281,8 +300,12 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   params.plan = plan;
   params.total_q_tokens = md.total_q_tokens;
   params.num_q_heads = args.num_q_heads;
-  params.num_kv_heads = args.num_kv_heads;
-  params.group = args.num_q_heads / args.num_kv_heads;
+  // Units of KV head pairs run the head_dim 128 decode kernel over half as
+  // many heads of twice the group (PagedAttentionParams::kv_heads_per_unit).
+  const int32_t kv_heads_per_unit = plan.kv_heads_per_unit;
+  params.kv_heads_per_unit = kv_heads_per_unit;
+  params.num_kv_heads = args.num_kv_heads / kv_heads_per_unit;
+  params.group = args.num_q_heads / args.num_kv_heads * kv_heads_per_unit;
   params.page_size = md.page_size;
   params.max_pages_per_request = md.max_pages_per_request;
   params.num_pages = args.num_pages;
@@ -306,7 +329,7 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   params.max_unit_rows = rows_per_task;
   params.max_request_rows = static_cast<int32_t>(std::min<int64_t>(
       std::numeric_limits<int32_t>::max(), int64_t{md.max_seq_len_q} * params.group));
-  const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim);
+  const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim * kv_heads_per_unit);
   RETURN_IF_ERROR(CudaCall(kernel.launch(params, stream), "paged attention kernel launch"));
   if (plan.max_merge_tasks == 0 || MergedByAttentionKernel(rows_per_task)) return absl::OkStatus();
   const int64_t merge_blocks =

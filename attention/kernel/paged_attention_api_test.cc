@@ -100,6 +100,38 @@ TEST(PagedAttentionCanImplementTest, AcceptsSupportedShapes) {
   }
 }
 
+// Plans of KV head pairs (WorkPlanView::kv_heads_per_unit 2) only where the
+// head_dim 128 decode kernel can run them (CanPairKvHeads, no tree masks).
+TEST(PagedAttentionCanImplementTest, KvHeadPairsOnlyWhereTheirKernelRuns) {
+  PagedAttentionArgs args = ArgsFor(DType::kBFloat16, 64, 32, 8);
+  args.metadata.max_seq_len_q = 1;
+  args.metadata.plan.kv_heads_per_unit = 2;
+  EXPECT_TRUE(CanImplement(args).ok()) << CanImplement(args);
+  PagedAttentionArgs verify = args;
+  verify.metadata.max_seq_len_q = 2;  // 16 rows of two heads
+  ExpectError(verify, absl::StatusCode::kInvalidArgument,
+              "kv_heads_per_unit 2; pairs (2) are for head_dim 64, an even num_kv_heads, "
+              "max_seq_len_q x group x 2 <= 8 and no tree_mask, and the call has head_dim 64, "
+              "num_kv_heads 8, group 4, max_seq_len_q 2, tree_mask null");
+  PagedAttentionArgs wide = ArgsFor(DType::kBFloat16, 128, 32, 8);
+  wide.metadata.max_seq_len_q = 1;
+  wide.metadata.plan.kv_heads_per_unit = 2;
+  ExpectError(wide, absl::StatusCode::kInvalidArgument, "the call has head_dim 128");
+  PagedAttentionArgs odd = ArgsFor(DType::kBFloat16, 64, 3, 3);
+  odd.metadata.max_seq_len_q = 1;
+  odd.metadata.plan.kv_heads_per_unit = 2;
+  ExpectError(odd, absl::StatusCode::kInvalidArgument, "num_kv_heads 3");
+  PagedAttentionArgs tree = args;
+  alignas(16) static const uint64_t words[4] = {};
+  tree.metadata.tree_mask = words;
+  ExpectError(tree, absl::StatusCode::kInvalidArgument, "tree_mask set");
+  PagedAttentionArgs triple = args;
+  triple.metadata.plan.kv_heads_per_unit = 3;
+  ExpectError(triple, absl::StatusCode::kInvalidArgument, "the work plan has kv_heads_per_unit 3");
+  triple.metadata.plan.kv_heads_per_unit = 0;
+  ExpectError(triple, absl::StatusCode::kInvalidArgument, "the work plan has kv_heads_per_unit 0");
+}
+
 TEST(PagedAttentionCanImplementTest, RejectsFloat32AsUnimplemented) {
   PagedAttentionArgs args = ValidArgs();
   args.dtype = DType::kFloat32;

@@ -84,6 +84,7 @@ struct Setup {
       segments, merge_tasks, counters, workspace;
   std::unique_ptr<CapturedAttention> graph;
   PartitionCounts counts;
+  int32_t kv_heads_per_unit = 1;  // WorkPlanView::kv_heads_per_unit
   cudaStream_t stream = nullptr;
   ~Setup() {
     graph.reset();
@@ -174,7 +175,14 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   ASSIGN_OR_RETURN(const PlannerConfig planner,
                    GpuPlannerConfig(kDType, c.shape.num_q_heads, c.shape.num_kv_heads,
                                     c.shape.head_dim, AttentionOptions{}));
-  const PartitionConfig config = PartitionConfigFor(planner);
+  // Head_dim 64 decode plans units of KV head pairs, as the planner does.
+  PlanShape shape;
+  shape.max_batch_size = batch;
+  shape.max_q_len = max_q;
+  shape.page_size = c.shape.page_size;
+  shape.tree_masks = c.tree_words.empty() ? TreeMasks::kNone : TreeMasks::kPerQueryToken;
+  setup.kv_heads_per_unit = KvHeadsPerUnit(planner, shape);
+  const PartitionConfig config = PartitionConfigFor(planner, setup.kv_heads_per_unit);
   const int64_t units = MaxUnits(config, batch, max_q);
   std::vector<int32_t> worker_begin(config.num_workers + 1);
   std::vector<WorkSegment> segments(std::max<int64_t>(MaxSegments(config, units), 1));
@@ -228,8 +236,9 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   plan.max_merge_tasks = std::max(setup.counts.num_merge_tasks, c.shape.merge_task_capacity);
   plan.max_partials = std::max(setup.counts.num_partials, 1);
   plan.num_kv_heads = c.shape.num_kv_heads;
-  plan.group = config.group;
+  plan.group = c.shape.num_q_heads / c.shape.num_kv_heads;
   plan.head_dim = c.shape.head_dim;
+  plan.kv_heads_per_unit = setup.kv_heads_per_unit;
   plan.worker_begin = setup.worker_begin.as<int32_t>();
   plan.segments = setup.segments.as<WorkSegment>();
   plan.merge_tasks = setup.merge_tasks.as<MergeTask>();
@@ -312,6 +321,7 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
   state.counters["workers"] = setup.counts.num_active_workers;
   state.counters["segments"] = setup.counts.num_segments;
   state.counters["merges"] = setup.counts.num_merge_tasks;
+  state.counters["kv_heads_per_unit"] = setup.kv_heads_per_unit;
 }
 
 // ---------------------------------------------------------------------------

@@ -472,6 +472,15 @@ struct RowState {
   }
 };
 
+// Columns of q, out and the partials: the kernel's head_dim, or half of it in
+// the head_dim 128 decode kernel running a plan of KV head pairs
+// (PagedAttentionParams::kv_heads_per_unit).
+template <int kHeadDim, bool kDecode>
+__device__ __forceinline__ int OutputHeadDim(const PagedAttentionParams& p) {
+  if constexpr (kDecode && kHeadDim == 128) return p.kv_heads_per_unit == 2 ? 64 : 128;
+  return kHeadDim;
+}
+
 // What a consumer warp needs to know about the unit of the current segment.
 struct UnitView {
   int q_begin;    // first query token of the request
@@ -910,6 +919,7 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
                                                  int rows, float* scratch, FusedMergeFlag* flag,
                                                  const WorkSegment& segment, T* staging) {
   const bool spread = kDecode && p.cooperative != 0 && segment.merge_by_all != 0;
+  const int out_head_dim = OutputHeadDim<kHeadDim, kDecode>(p);
   ConsumerBarrier();  // every consumer warp's partial stores are issued
   if (threadIdx.x == 0) {
     // MergeTask::arrivals is the one plan word a kernel writes (work_plan.h).
@@ -947,7 +957,7 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     if (flag->spread != 0) {
       const MergeTask task = MergeTaskFromWords(flag->task[0], flag->task[1]);
       MergeSlice<T, KernelTraits<kHeadDim>::kConsumerThreads>(
-          p, kHeadDim, task, rows, segment.partial - task.first_partial, scratch,
+          p, out_head_dim, task, rows, segment.partial - task.first_partial, scratch,
           SmemAddress(staging), reinterpret_cast<const float4*>(staging), threadIdx.x);
       return;
     }
@@ -962,9 +972,11 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     // pass, so the second row does not wait for the first one's round trips.
     // Bit for bit the per-row merge (MergeRows), so a plan merged here or in
     // the general kernel gives the same output.
-    if (2 * warp < rows) MergeRows<T, 2>(p, kHeadDim, task, 2 * warp, weights);
+    if (2 * warp < rows) MergeRows<T, 2>(p, out_head_dim, task, 2 * warp, weights);
   } else {
-    for (int row = warp; row < rows; row += kWarps) MergeRow<T>(p, kHeadDim, task, row, weights);
+    for (int row = warp; row < rows; row += kWarps) {
+      MergeRow<T>(p, out_head_dim, task, row, weights);
+    }
   }
 }
 
@@ -1257,24 +1269,103 @@ __device__ __forceinline__ void LoadDecodeQueries(const PagedAttentionParams& p,
   using Traits = KernelTraits<kHeadDim, true>;
   static_assert(Traits::kQueryRows <= 32, "a lane per row");
   const UnitView unit = UnitOf(LoadSegment(p.plan.segments + s), p.group);
+  // A unit of a KV head pair (head_dim 128 kernel, kv_heads_per_unit 2):
+  // rows of 64 in q, each copied into its KV head's half of the tile's 128
+  // columns (the upper half: the pair's second head, the group's upper
+  // half), the other half zero-filled.
+  const bool pairs = kHeadDim == 128 && p.kv_heads_per_unit == 2;
+  const int q_head_dim = pairs ? kHeadDim / 2 : kHeadDim;
   int64_t row_offset = 0;  // elements from q to row `lane`
+  int row_half = 0;        // pairs: the half of row `lane`'s KV head
   if (lane < unit.rows) {
     const int packed = unit.unit_row0 + lane;
     const int token = unit.q_begin + packed / p.group;
-    const int head = unit.kv_head * p.group + packed % p.group;
-    row_offset = (int64_t{token} * p.num_q_heads + head) * kHeadDim;
+    const int in_group = packed % p.group;
+    const int head = unit.kv_head * p.group + in_group;
+    row_offset = (int64_t{token} * p.num_q_heads + head) * q_head_dim;
+    row_half = 2 * in_group >= p.group ? 1 : 0;
   }
   const T* q = static_cast<const T*>(p.q);
   const int chunk = lane % Traits::kChunksPerRow;
+  constexpr int kHalfChunks = Traits::kChunksPerRow / 2;
 #pragma unroll
   for (int row0 = 0; row0 < Traits::kQueryRows; row0 += Traits::kRowsPerPass) {
     const int row = row0 + lane / Traits::kChunksPerRow;
     const int64_t offset = __shfl_sync(kFullMask, row_offset, row);
-    const bool valid = row < unit.rows;
+    bool valid = row < unit.rows;
+    int column = chunk * 8;
+    if (pairs) {
+      valid = valid && chunk / kHalfChunks == __shfl_sync(kFullMask, row_half, row);
+      column = (chunk % kHalfChunks) * 8;
+    }
     CpAsync16(SmemAddress(tile) + 2 * TileOffset<kHeadDim, Traits::kQueryRows>(row, chunk),
-              q + (valid ? offset + chunk * 8 : 0), valid);
+              q + (valid ? offset + column : 0), valid);
   }
   CpAsyncMbarrierArrive(tile_full);
+}
+
+// WriteRows for a unit of a KV head pair (head_dim 128 kernel,
+// kv_heads_per_unit 2): each row's output is the half of the 128 columns
+// that its KV head's values filled (LoadDecodeQueries put its query there),
+// written as a row of 64 to out or to the partial.
+template <typename T>
+__device__ __forceinline__ void WriteRowsOfPairs(const PagedAttentionParams& p,
+                                                 const UnitView& unit, int partial,
+                                                 const RowState<128>& state) {
+  constexpr int kHalf = 64;
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float sum = state.sum[i];
+    sum += __shfl_xor_sync(kFullMask, sum, 1);
+    sum += __shfl_xor_sync(kFullMask, sum, 2);
+    const int row = lane / 4 + 8 * i;
+    if (row >= unit.rows) continue;
+    const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const float lse = sum > 0.0f ? state.max[i] * kLn2 + logf(sum) : -INFINITY;
+    const int packed = unit.unit_row0 + row;
+    const int in_group = packed % p.group;
+    const bool upper = 2 * in_group >= p.group;
+    if (partial < 0) {
+      const int token = unit.q_begin + packed / p.group;
+      const int head = unit.kv_head * p.group + in_group;
+      T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * kHalf;
+#pragma unroll
+      for (int d = 0; d < kHalf / 8; ++d) {
+        const float x = upper ? state.o[d + kHalf / 8][2 * i] : state.o[d][2 * i];
+        const float y = upper ? state.o[d + kHalf / 8][2 * i + 1] : state.o[d][2 * i + 1];
+        *reinterpret_cast<uint32_t*>(out + d * 8 + (lane % 4) * 2) =
+            PackPair<T>(x * inv_sum, y * inv_sum);
+      }
+      if (p.lse != nullptr && lane % 4 == 0) {
+        p.lse[int64_t{head} * p.total_q_tokens + token] = lse;
+      }
+    } else {
+      const int64_t partial_row = int64_t{partial} * kUnitRows + row;
+      float* out = p.partial_out + partial_row * kHalf;
+#pragma unroll
+      for (int d = 0; d < kHalf / 8; ++d) {
+        const float x = upper ? state.o[d + kHalf / 8][2 * i] : state.o[d][2 * i];
+        const float y = upper ? state.o[d + kHalf / 8][2 * i + 1] : state.o[d][2 * i + 1];
+        *reinterpret_cast<float2*>(out + d * 8 + (lane % 4) * 2) =
+            make_float2(x * inv_sum, y * inv_sum);
+      }
+      if (lane % 4 == 0) p.partial_lse[partial_row] = lse;
+    }
+  }
+}
+
+// The decode kernel's WriteRows (its units are one row block).
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void WriteDecodeRows(const PagedAttentionParams& p, const UnitView& unit,
+                                                int partial, const RowState<kHeadDim>& state) {
+  if constexpr (kHeadDim == 128) {
+    if (p.kv_heads_per_unit == 2) {
+      WriteRowsOfPairs<T>(p, unit, partial, state);
+      return;
+    }
+  }
+  WriteRows<T, kHeadDim>(p, unit, 0, partial, state);
 }
 
 // barriers: query_full[2] (the query tile of every other segment), fold_full
@@ -1356,7 +1447,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
         MbarrierWait(fold_full, folds & 1);
         FoldKeyWays(scratch, state, lane);
         WarpArrive(fold_free, 1);
-        WriteRows<T, kHeadDim>(p, unit, 0, -1, state);
+        WriteDecodeRows<T, kHeadDim>(p, unit, -1, state);
         // Every way is through the segment, so its query tile is free.
         if (has_next_query) {
           LoadDecodeQueries<T, kHeadDim>(p, s + 2, q_tile, &query_full[i % 2], lane);
@@ -1375,7 +1466,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
     if (key_way == 1 && has_next_query) {
       LoadDecodeQueries<T, kHeadDim>(p, s + 2, q_tile, &query_full[i % 2], lane);
     }
-    if (key_way == 0) WriteRows<T, kHeadDim>(p, unit, 0, segment.partial, state);
+    if (key_way == 0) WriteDecodeRows<T, kHeadDim>(p, unit, segment.partial, state);
     if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
       // (Its spread form stages through the query tiles: only at a worker's
       // last segment, when no query load is in flight.)
@@ -1418,8 +1509,8 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
   // reads anything): its launch overlaps this kernel instead of following it.
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   if (p.plan.max_zero_fill_tokens > 0) {  // a CUDA-graph capacity with padding rows
-    ZeroFillPadding<T>(p, kHeadDim, blockIdx.x, gridDim.x, CtaThreads<kHeadDim, kDeepRing>(),
-                       threadIdx.x);
+    ZeroFillPadding<T>(p, OutputHeadDim<kHeadDim, kDecode>(p), blockIdx.x, gridDim.x,
+                       CtaThreads<kHeadDim, kDeepRing>(), threadIdx.x);
   }
   const int segment_begin = p.plan.worker_begin[blockIdx.x];
   const int segment_end = p.plan.worker_begin[blockIdx.x + 1];

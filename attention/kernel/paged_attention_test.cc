@@ -542,22 +542,15 @@ TEST_F(PagedAttentionGpuTest, RepeatedRunsAreBitIdentical) {
   }
 }
 
-// Capture with capacity metadata and short keys, rewrite the device arrays and
-// the plan with other lengths (keys much longer than at capture), replay: the
-// result matches the reference and is bit-identical to an eager launch of the
-// same plan.
-TEST_F(PagedAttentionGpuTest, GraphReplayWithLongerKeysMatchesEager) {
-  constexpr int32_t kBatch = 6;
-  BatchSpec spec;
-  spec.num_q_heads = 16;
-  spec.num_kv_heads = 2;
-  spec.page_size = 16;
-  spec.q_lens = {1, 2, 4, 1, 8, 1};
-  spec.k_lens = {100, 30, 64, 1, 200, 17};
-  spec.total_q_tokens = kBatch * 8;  // capacities
-  spec.max_seq_len_q = 8;
-  spec.max_pages_per_request = 8192 / 16;
-  spec.seed = TestSeed();
+// Captures `spec`'s batch (capacity metadata, short keys) in a CUDA graph,
+// then for each of `replays` rewrites the device arrays and the plan with its
+// lengths (keys much longer than at capture) and replays: the result matches
+// the reference and is bit-identical to an eager launch of the same plan.
+struct Lengths {
+  std::vector<int32_t> q_lens, k_lens;
+};
+
+void ExpectReplaysMatchEager(const BatchSpec& spec, const std::vector<Lengths>& replays) {
   HostBatch batch = MakeRandomBatch(OnThisGpu(spec));
   absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(batch);
   ASSERT_TRUE(device.ok()) << device.status();
@@ -574,12 +567,9 @@ TEST_F(PagedAttentionGpuTest, GraphReplayWithLongerKeysMatchesEager) {
   cudaGraphExec_t exec;
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
 
-  for (int replay = 0; replay < 3; ++replay) {
+  for (size_t replay = 0; replay < replays.size(); ++replay) {
     SCOPED_TRACE(absl::StrCat("replay ", replay));
-    std::vector<int32_t> q_lens = {8, 1, 3, 0, 5, 2};
-    std::vector<int32_t> k_lens = {8000, 5000 + replay * 1000, 3, 1, 300, 8192};
-    if (replay == 2) q_lens = {1, 1, 1, 1, 1, 1};
-    RefillBatch(q_lens, k_lens, 100 + replay, batch);
+    RefillBatch(replays[replay].q_lens, replays[replay].k_lens, 100 + replay, batch);
     ASSERT_TRUE(device->Update(batch).ok());
     const Reference ref = ComputeReference(batch);
 
@@ -600,6 +590,87 @@ TEST_F(PagedAttentionGpuTest, GraphReplayWithLongerKeysMatchesEager) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
+}
+
+TEST_F(PagedAttentionGpuTest, GraphReplayWithLongerKeysMatchesEager) {
+  constexpr int32_t kBatch = 6;
+  BatchSpec spec;
+  spec.num_q_heads = 16;
+  spec.num_kv_heads = 2;
+  spec.page_size = 16;
+  spec.q_lens = {1, 2, 4, 1, 8, 1};
+  spec.k_lens = {100, 30, 64, 1, 200, 17};
+  spec.total_q_tokens = kBatch * 8;  // capacities
+  spec.max_seq_len_q = 8;
+  spec.max_pages_per_request = 8192 / 16;
+  spec.seed = TestSeed();
+  ExpectReplaysMatchEager(spec, {{{8, 1, 3, 0, 5, 2}, {8000, 5000, 3, 1, 300, 8192}},
+                                 {{8, 1, 3, 0, 5, 2}, {8000, 6000, 3, 1, 300, 8192}},
+                                 {{1, 1, 1, 1, 1, 1}, {8000, 7000, 3, 1, 300, 8192}}});
+}
+
+// Head_dim 64 decode plans units of KV head pairs (work_plan.h,
+// CanPairKvHeads), which the head_dim 128 decode kernel runs: each query in
+// its KV head's half of a 128-wide row, zeros in the other. Every GQA ratio
+// that pairs (1, 2 and 4 query heads per KV head, up to 8 rows per unit),
+// both dtypes, pages 1 / 16 / 64, every mask mode, balanced and pinned plans
+// (fused merges of up to 64 pieces), against the reference with NaN in the
+// pool slots no request owns; one request over every worker, whose pieces
+// merge a slice each; and graph replays bit for bit with eager.
+TEST_F(PagedAttentionGpuTest, KvHeadPairsMatchReference) {
+  struct Heads {
+    int32_t num_q_heads, num_kv_heads, max_q;
+  };
+  const Heads heads[] = {{32, 8, 1}, {16, 8, 2}, {8, 8, 4}, {4, 2, 1}};
+  std::vector<AttentionOptions> modes(4);
+  modes[1].mask = MaskMode::kNonCausal;
+  modes[2].window_left = 37;
+  modes[3].softcap = 5.0f;
+  std::mt19937_64 rng(TestSeed());
+  int index = 0;
+  for (const Heads& h : heads) {
+    for (const DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+      for (const int32_t page_size : {1, 16, 64}) {
+        BatchSpec spec;
+        spec.dtype = dtype;
+        spec.head_dim = 64;
+        spec.num_q_heads = h.num_q_heads;
+        spec.num_kv_heads = h.num_kv_heads;
+        spec.page_size = page_size;
+        spec.options = modes[index++ % modes.size()];
+        spec.seed = rng();
+        for (int32_t i = 0; i < 7; ++i) {
+          const int32_t q = 1 + i % h.max_q;
+          spec.q_lens.push_back(q);
+          spec.k_lens.push_back(
+              std::uniform_int_distribution<int32_t>(q, i == 0 ? 5000 : 700)(rng));
+        }
+        SCOPED_TRACE(absl::StrCat(DTypeName(dtype), " page", page_size, " heads ", h.num_q_heads,
+                                  "/", h.num_kv_heads, " ", ModeName(spec.options)));
+        ASSERT_EQ(MakeRandomBatch(OnThisGpu(spec)).metadata.plan.kv_heads_per_unit, 2);
+        CheckBatch(spec, {0, 1, 5, 64});
+      }
+    }
+  }
+  BatchSpec one;
+  one.head_dim = 64;
+  one.num_q_heads = 32;
+  one.num_kv_heads = 8;
+  one.q_lens = {1};
+  one.k_lens = {30000};
+  one.seed = rng();
+  SCOPED_TRACE("one request");
+  CheckBatch(one, {0});
+
+  BatchSpec graph = one;
+  graph.q_lens = {1, 1, 1, 1, 1};
+  graph.k_lens = {100, 30, 64, 1, 200};
+  graph.total_q_tokens = 8;  // capacities: padding tokens past the live ones
+  graph.max_seq_len_q = 1;
+  graph.max_pages_per_request = 8192 / 16;
+  SCOPED_TRACE("graph");
+  ExpectReplaysMatchEager(graph, {{{1, 1, 1, 0, 1}, {8000, 5000, 3, 1, 8192}},
+                                  {{1, 1, 1, 1, 1}, {7000, 6000, 300, 1, 8000}}});
 }
 
 }  // namespace

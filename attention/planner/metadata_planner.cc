@@ -63,16 +63,25 @@ absl::Status ValidatePlannerConfig(const PlannerConfig& config) {
   return absl::OkStatus();
 }
 
-PartitionConfig PartitionConfigFor(const PlannerConfig& config) {
+PartitionConfig PartitionConfigFor(const PlannerConfig& config, int32_t kv_heads_per_unit) {
   PartitionConfig partition;
-  partition.num_kv_heads = config.num_kv_heads;
-  partition.group = config.num_kv_heads > 0 ? config.num_q_heads / config.num_kv_heads : 0;
-  partition.head_dim = config.head_dim;
+  partition.num_kv_heads = config.num_kv_heads / kv_heads_per_unit;
+  partition.group =
+      config.num_kv_heads > 0 ? config.num_q_heads / config.num_kv_heads * kv_heads_per_unit : 0;
+  partition.head_dim = config.head_dim * kv_heads_per_unit;
   partition.num_workers = config.num_sms * config.ctas_per_sm;
   partition.pinned_splits = config.pinned_splits;
   partition.mask = config.mask;
   partition.window_left = config.window_left;
   return partition;
+}
+
+int32_t KvHeadsPerUnit(const PlannerConfig& config, const PlanShape& shape) {
+  if (!config.kv_head_pairs || config.num_kv_heads <= 0 || shape.tree_masks != TreeMasks::kNone) {
+    return 1;
+  }
+  const int32_t group = config.num_q_heads / config.num_kv_heads;
+  return CanPairKvHeads(config.head_dim, config.num_kv_heads, group, shape.max_q_len) ? 2 : 1;
 }
 
 PlanShape ExactShape(const ValidatedBatch& batch) {
@@ -114,7 +123,7 @@ absl::StatusOr<PlanLayout> LayoutFor(const PlanShape& shape, const PlannerConfig
     return absl::InvalidArgumentError(absl::StrCat(
         "PlanShape.tree_masks = ", static_cast<int32_t>(shape.tree_masks), " is not a TreeMasks"));
   }
-  const PartitionConfig partition = PartitionConfigFor(config);
+  const PartitionConfig partition = PartitionConfigFor(config, KvHeadsPerUnit(config, shape));
   PlanLayout layout;
   layout.requests = shape.max_batch_size;
   layout.total_q_tokens = layout.requests * shape.max_q_len;
@@ -212,7 +221,7 @@ absl::StatusOr<PlanSummary> WritePlan(const ValidatedBatch& batch, const Planner
   ASSIGN_OR_RETURN(
       summary.partition,
       PartitionWork(spans.cu_seqlens_q.subspan(0, live + 1), spans.cache_seqlens.subspan(0, live),
-                    PartitionConfigFor(config),
+                    PartitionConfigFor(config, KvHeadsPerUnit(config, shape)),
                     PartitionBuffers{spans.worker_begin, spans.segments, spans.merge_tasks}));
   spans.counters[kPlanNumMergeTasks] = summary.partition.num_merge_tasks;
   spans.counters[kPlanZeroFillBegin] = summary.num_q_tokens;
@@ -246,6 +255,7 @@ AttentionMetadata MetadataFrame(const PlanShape& shape, const PlanLayout& layout
   plan.num_kv_heads = config.num_kv_heads;
   plan.group = config.num_q_heads / config.num_kv_heads;
   plan.head_dim = config.head_dim;
+  plan.kv_heads_per_unit = KvHeadsPerUnit(config, shape);
   plan.causal = config.mask == MaskMode::kCausal ? 1 : 0;
   plan.window_left = config.window_left;
   return view;

@@ -64,13 +64,22 @@ struct PlannerConfig {
   int32_t pinned_splits = 0;
   MaskMode mask = MaskMode::kCausal;
   int32_t window_left = -1;  // -1: no sliding window
+  // Units of KV head pairs where the shape allows them (KvHeadsPerUnit). The
+  // pairing follows the plan's shape, so a batch planned for its exact shape
+  // and replayed in a graph of a larger max_q_len may run differently paired
+  // (equal to rounding, not bit for bit); false keeps every plan's units to
+  // one KV head, for callers that need eager and replay bit for bit across
+  // shapes.
+  bool kv_head_pairs = true;
 };
 
 // InvalidArgument naming the PlannerConfig field and its value.
 absl::Status ValidatePlannerConfig(const PlannerConfig& config);
 
-// The partition settings `config` implies.
-PartitionConfig PartitionConfigFor(const PlannerConfig& config);
+// The partition settings `config` implies, for units of `kv_heads_per_unit`
+// KV heads (KvHeadsPerUnit): pairs plan as head_dim 128 units of half the KV
+// heads and twice the group, which is what they read.
+PartitionConfig PartitionConfigFor(const PlannerConfig& config, int32_t kv_heads_per_unit = 1);
 
 // What a plan's buffers are sized for. Eager: the batch itself
 // (ExactShape). CUDA graph: the capture capacity (CaptureShape); rows past the
@@ -90,6 +99,14 @@ struct PlanShape {
   int32_t page_size = 0;
   TreeMasks tree_masks = TreeMasks::kNone;
 };
+
+// KV heads per unit of the plans made for `shape` (WorkPlanView::kv_heads_per_unit):
+// 2 where config.kv_head_pairs is set, work_plan.h's CanPairKvHeads allows it
+// for the shape's max_q_len and the shape has no tree masks (head_dim 64
+// decode), else 1. A function of the shape, not of the live batch, like every
+// capacity: a CUDA graph replays the kernel it captured, and a batch replayed
+// in it plans as it would eagerly with the same shape.
+int32_t KvHeadsPerUnit(const PlannerConfig& config, const PlanShape& shape);
 
 // The exact shape of `batch` (at least one page-table column; tree masks iff
 // the batch is a tree batch).

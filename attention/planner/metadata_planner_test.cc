@@ -201,7 +201,9 @@ INSTANTIATE_TEST_SUITE_P(AllModes, PlannerSweepTest,
 
 // A capture shape (CUDA-graph capacity) plans the live rows exactly as the
 // eager plan does, pads the rest with keyless rows whose tokens are zero-filled,
-// and a sequence of batches on one shape never sees stale state.
+// and a sequence of batches on one shape never sees stale state. With KV head
+// pairs (head_dim 64 here) the two shapes must pair alike for that: trial 0
+// turns pairs off, trial 1 keeps them where both shapes take them (decode).
 TEST(MetadataPlannerTest, CaptureShapePlansLiveRowsLikeEagerAndPadsTheRest) {
   std::mt19937_64 rng(TestSeed());
   RandomBatchLimits limits;
@@ -218,6 +220,8 @@ TEST(MetadataPlannerTest, CaptureShapePlansLiveRowsLikeEagerAndPadsTheRest) {
       const PlanShape capture = CaptureShape(*scenario.pool, /*max_batch_size=*/8, max_q);
       PlannerConfig config = Config(4, 2, 64);
       config.num_sms = 3;
+      config.kv_head_pairs = trial == 1 && KvHeadsPerUnit(config, capture) ==
+                                               KvHeadsPerUnit(config, ExactShape(scenario.batch));
       const HostMetadata eager = MustPlan(scenario, config);
       absl::StatusOr<HostMetadata> padded =
           PlanOnHost(scenario.batch, *scenario.pool, config, capture);
@@ -253,6 +257,78 @@ TEST(MetadataPlannerTest, CaptureShapePlansLiveRowsLikeEagerAndPadsTheRest) {
       ASSERT_TRUE(b.ok()) << b.status();
       const int64_t live_tokens = eager.summary.num_q_tokens;
       EXPECT_EQ(MaxAbsDiff(a.out, b->out, live_tokens * 4 * 64), 0.0);
+    }
+  }
+}
+
+// Units of KV head pairs: head_dim 64, an even KV head count, at most
+// kFusedMergeMaxRows packed rows of two heads' queries, no tree masks, and the
+// config's consent.
+TEST(MetadataPlannerTest, KvHeadPairsFollowTheShape) {
+  auto pairs = [](int32_t hq, int32_t hkv, int32_t head_dim, int32_t max_q,
+                  TreeMasks tree = TreeMasks::kNone, bool allowed = true) {
+    PlannerConfig config = Config(hq, hkv, head_dim);
+    config.kv_head_pairs = allowed;
+    PlanShape shape;
+    shape.max_batch_size = 4;
+    shape.max_q_len = max_q;
+    shape.max_kv_len = 100;
+    shape.page_size = 16;
+    shape.tree_masks = tree;
+    return KvHeadsPerUnit(config, shape);
+  };
+  EXPECT_EQ(pairs(32, 8, 64, 1), 2);   // decode at group 4: 8 rows
+  EXPECT_EQ(pairs(32, 8, 64, 2), 1);   // 16 rows
+  EXPECT_EQ(pairs(16, 8, 64, 2), 2);   // group 2
+  EXPECT_EQ(pairs(8, 8, 64, 4), 2);    // MHA, q = 4
+  EXPECT_EQ(pairs(8, 8, 64, 5), 1);    // 10 rows
+  EXPECT_EQ(pairs(64, 8, 64, 1), 1);   // group 8: 16 rows
+  EXPECT_EQ(pairs(12, 3, 64, 1), 1);   // an odd KV head count
+  EXPECT_EQ(pairs(32, 8, 128, 1), 1);  // head_dim 128 rows are 256 bytes already
+  EXPECT_EQ(pairs(32, 8, 64, 0), 1);   // nothing to plan
+  EXPECT_EQ(pairs(32, 8, 64, 1, TreeMasks::kPerQueryToken), 1);
+  EXPECT_EQ(pairs(32, 8, 64, 1, TreeMasks::kNone, /*allowed=*/false), 1);
+}
+
+// A head_dim 64 decode plan of KV head pairs names each pair by its first KV
+// head / 2, with two groups' rows per unit, and the float64 executor following
+// it equals the logical reference, as does the plan of single heads.
+TEST(MetadataPlannerTest, KvHeadPairsPlanTwoHeadsPerUnit) {
+  std::mt19937_64 rng(TestSeed());
+  RandomBatchLimits limits;
+  limits.max_batch_size = 5;
+  limits.max_prefix = 900;
+  const ModeCase decode{ForwardMode::kDecode, SeqLensConvention::kIncludesNewTokens};
+  for (int trial = 0; trial < 4; ++trial) {
+    const Scenario scenario = MustBuild(RandomScenarioSpec(decode, 16, limits, rng));
+    if (scenario.batch.batch_size() == 0) continue;
+    const AttentionData data =
+        MakeAttentionData(*scenario.pool, scenario.batch, 32, 8, 64, DType::kBFloat16, rng())
+            .value();
+    const AttentionOptions options = DefaultOptions(64);
+    const HostAttentionResult logical = AttendLogicalSequences(
+        LogicalRequestsOf(*scenario.pool, scenario.batch, data), 32, 8, 64, options);
+    for (const bool allowed : {true, false}) {
+      SCOPED_TRACE(absl::StrCat("trial ", trial, allowed ? " pairs" : " single heads"));
+      PlannerConfig config = Config(32, 8, 64);
+      config.num_sms = 1 + trial;  // few workers: units get cut and merged too
+      config.kv_head_pairs = allowed;
+      const HostMetadata plan = MustPlan(scenario, config);
+      const int32_t per_unit = allowed ? 2 : 1;
+      EXPECT_EQ(plan.View().plan.kv_heads_per_unit, per_unit);
+      EXPECT_EQ(plan.View().plan.num_kv_heads, 8);
+      EXPECT_EQ(plan.View().plan.group, 4);
+      EXPECT_EQ(plan.View().plan.head_dim, 64);
+      for (int32_t s = 0; s < plan.summary.partition.num_segments; ++s) {
+        ASSERT_GE(plan.segments[s].kv_head, 0);
+        ASSERT_LT(plan.segments[s].kv_head, 8 / per_unit);
+      }
+      // (The executor also checks that every query row is written once.)
+      const absl::StatusOr<HostAttentionResult> planned =
+          RunHostPlannedAttention(HostArgs(data, plan.View(), options));
+      ASSERT_TRUE(planned.ok()) << planned.status();
+      EXPECT_LE(MaxAbsDiff(planned->out, logical.out), kExactTolerance);
+      EXPECT_LE(MaxAbsDiff(planned->lse, logical.lse), kExactTolerance);
     }
   }
 }

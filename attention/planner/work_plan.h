@@ -67,6 +67,25 @@ inline constexpr int32_t UnitRowCount(int32_t q_len, int32_t group, int32_t unit
   return rows < kUnitRows ? rows : kUnitRows;
 }
 
+// KV head pairs. At head_dim 64 a token's row of one KV head is 128 bytes
+// of a 1 KB row (8 heads), and a kernel that streams one KV head per CTA
+// reads those 128-byte pieces about 5% slower than 256-byte ones (NOTES.md,
+// the reader probes). Two adjacent KV heads are one 256-byte run, byte for
+// byte a head_dim 128 row of half as many heads, so a decode plan may treat
+// heads 2h and 2h + 1 as one unit: KV head `h` of its segments and merge
+// tasks names the pair, its packed rows are those of a group twice the size
+// (query heads 2h x group .. (2h + 2) x group - 1, the same formula), and
+// the head_dim 128 decode kernel runs it, each query in its own head's half
+// of a 128-wide row (zeros in the other half: its logits are exact, since
+// the other head's keys are finite), each output from its own half. Only
+// for units the decode kernel folds and merges by itself (<= kFusedMergeMaxRows
+// rows), without tree masks.
+inline constexpr bool CanPairKvHeads(int32_t head_dim, int32_t num_kv_heads, int32_t group,
+                                     int32_t max_q_len) {
+  return head_dim == 64 && num_kv_heads % 2 == 0 && max_q_len >= 1 &&
+         int64_t{max_q_len} * group * 2 <= kFusedMergeMaxRows;
+}
+
 // Keys one tree mask word covers (AttentionMetadata::tree_mask): the last 64
 // of a request.
 inline constexpr int32_t kTreeMaskKeys = 64;
@@ -142,10 +161,13 @@ struct WorkPlanView {
   // The geometry and mask the plan was made for; the launcher checks them
   // against the call (a plan made for one head_dim or window is wrong for another).
   int32_t num_kv_heads = 0;
-  int32_t group = 0;                       // query heads per KV head
-  int32_t head_dim = 0;                    // sets the key tile (KeysPerTile)
-  int32_t causal = 1;                      // 1: bottom-right causal ranges; 0: all keys
-  int32_t window_left = -1;                // causal window the ranges were cut to; -1: none
+  int32_t group = 0;         // query heads per KV head
+  int32_t head_dim = 0;      // sets the key tile (KeysPerTile)
+  int32_t causal = 1;        // 1: bottom-right causal ranges; 0: all keys
+  int32_t window_left = -1;  // causal window the ranges were cut to; -1: none
+  // 2: units are pairs of KV heads (CanPairKvHeads; num_kv_heads and group
+  // above are the call's, the units' are num_kv_heads / 2 and 2 x group); 1: one.
+  int32_t kv_heads_per_unit = 1;
   const int32_t* worker_begin = nullptr;   // [num_workers + 1] segment offsets
   const WorkSegment* segments = nullptr;   // [max_segments]
   const MergeTask* merge_tasks = nullptr;  // [max_merge_tasks]

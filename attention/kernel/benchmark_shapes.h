@@ -137,11 +137,13 @@ inline std::vector<AttentionBenchmarkShape> AttentionBenchmarkShapes() {
   }
   add(uniform("PageSweep", 32, 8, 32, 1, 16384, 16));
   add(uniform("PageSweep", 32, 8, 16, 8, 8192, 16));
-  // Head dims 64 and 256.
+  // Head dims 64 and 256 (b128 4k: many short requests, several units per
+  // worker).
   for (int32_t head_dim : {64, 256}) {
     add(uniform("Decode", 32, 8, 32, 1, 16384, 16, head_dim));
     add(uniform("Verify", 32, 8, 16, 8, 8192, 16, head_dim));
     add(uniform("Decode", 32, 8, 1, 1, 131072, 16, head_dim));
+    add(uniform("Decode", 32, 8, 128, 1, 4096, 16, head_dim));
   }
   // One-tile calls (latency) and a few warm-L2 references.
   add(warm(uniform("OneTile", 32, 8, 1, 1, 64)));

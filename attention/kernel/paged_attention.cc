@@ -137,14 +137,6 @@ absl::StatusOr<KernelGeometry> QueryKernelGeometry(DType dtype, int32_t head_dim
   int ctas = 0;
   RETURN_IF_ERROR(CudaCall(SelectKernel(dtype, head_dim).occupancy(&ctas),
                            "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
-  if (head_dim == 64) {
-    // Plans of KV head pairs run the head_dim 128 decode kernel
-    // (WorkPlanView::kv_heads_per_unit): the workers must fit it too.
-    int pair_ctas = 0;
-    RETURN_IF_ERROR(CudaCall(SelectKernel(dtype, 128).occupancy(&pair_ctas),
-                             "cudaOccupancyMaxActiveBlocksPerMultiprocessor"));
-    ctas = std::min(ctas, pair_ctas);
-  }
   if (ctas < 1) {
     return absl::InternalError(absl::StrCat("the ", DTypeName(dtype), " head_dim ", head_dim,
                                             " attention kernel fits no CTA on an SM"));
@@ -301,7 +293,8 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   params.total_q_tokens = md.total_q_tokens;
   params.num_q_heads = args.num_q_heads;
   // Units of KV head pairs run the head_dim 128 decode kernel over half as
-  // many heads of twice the group (PagedAttentionParams::kv_heads_per_unit).
+  // many heads of twice the group (PagedAttentionParams::kv_heads_per_unit;
+  // the head_dim 64 launcher picks it).
   const int32_t kv_heads_per_unit = plan.kv_heads_per_unit;
   params.kv_heads_per_unit = kv_heads_per_unit;
   params.num_kv_heads = args.num_kv_heads / kv_heads_per_unit;
@@ -329,7 +322,7 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   params.max_unit_rows = rows_per_task;
   params.max_request_rows = static_cast<int32_t>(std::min<int64_t>(
       std::numeric_limits<int32_t>::max(), int64_t{md.max_seq_len_q} * params.group));
-  const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim * kv_heads_per_unit);
+  const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim);
   RETURN_IF_ERROR(CudaCall(kernel.launch(params, stream), "paged attention kernel launch"));
   if (plan.max_merge_tasks == 0 || MergedByAttentionKernel(rows_per_task)) return absl::OkStatus();
   const int64_t merge_blocks =

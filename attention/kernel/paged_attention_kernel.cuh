@@ -472,15 +472,6 @@ struct RowState {
   }
 };
 
-// Columns of q, out and the partials: the kernel's head_dim, or half of it in
-// the head_dim 128 decode kernel running a plan of KV head pairs
-// (PagedAttentionParams::kv_heads_per_unit).
-template <int kHeadDim, bool kDecode>
-__device__ __forceinline__ int OutputHeadDim(const PagedAttentionParams& p) {
-  if constexpr (kDecode && kHeadDim == 128) return p.kv_heads_per_unit == 2 ? 64 : 128;
-  return kHeadDim;
-}
-
 // What a consumer warp needs to know about the unit of the current segment.
 struct UnitView {
   int q_begin;    // first query token of the request
@@ -914,12 +905,11 @@ static_assert(sizeof(FusedMergeFlag) == KernelTraits<128>::kFlagBytes, "kFlagByt
 // leaves: each waits for the count to wrap (the last piece's arrival) and
 // merges its own slice of the unit (MergeSlice), so the merge's reads are
 // spread over the unit's CTAs instead of one CTA reading all partials.
-template <typename T, int kHeadDim, bool kDecode>
+template <typename T, int kHeadDim, bool kDecode, int kOutHeadDim = kHeadDim>
 __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, int merge_task,
                                                  int rows, float* scratch, FusedMergeFlag* flag,
                                                  const WorkSegment& segment, T* staging) {
   const bool spread = kDecode && p.cooperative != 0 && segment.merge_by_all != 0;
-  const int out_head_dim = OutputHeadDim<kHeadDim, kDecode>(p);
   ConsumerBarrier();  // every consumer warp's partial stores are issued
   if (threadIdx.x == 0) {
     // MergeTask::arrivals is the one plan word a kernel writes (work_plan.h).
@@ -957,7 +947,7 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     if (flag->spread != 0) {
       const MergeTask task = MergeTaskFromWords(flag->task[0], flag->task[1]);
       MergeSlice<T, KernelTraits<kHeadDim>::kConsumerThreads>(
-          p, out_head_dim, task, rows, segment.partial - task.first_partial, scratch,
+          p, kOutHeadDim, task, rows, segment.partial - task.first_partial, scratch,
           SmemAddress(staging), reinterpret_cast<const float4*>(staging), threadIdx.x);
       return;
     }
@@ -972,10 +962,10 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     // pass, so the second row does not wait for the first one's round trips.
     // Bit for bit the per-row merge (MergeRows), so a plan merged here or in
     // the general kernel gives the same output.
-    if (2 * warp < rows) MergeRows<T, 2>(p, out_head_dim, task, 2 * warp, weights);
+    if (2 * warp < rows) MergeRows<T, 2>(p, kOutHeadDim, task, 2 * warp, weights);
   } else {
     for (int row = warp; row < rows; row += kWarps) {
-      MergeRow<T>(p, out_head_dim, task, row, weights);
+      MergeRow<T>(p, kOutHeadDim, task, row, weights);
     }
   }
 }
@@ -1263,51 +1253,49 @@ __device__ __forceinline__ void FoldKeyWays(const float* slots, RowState<kHeadDi
 // the unit zero-filled); each lane arrives on `tile_full` (32 arrivals) once
 // its copies have landed. Lane r works out row r's address (one division by
 // the group) and hands it to the lanes that copy the row's chunks.
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, bool kKvHeadPairs>
 __device__ __forceinline__ void LoadDecodeQueries(const PagedAttentionParams& p, int s, T* tile,
                                                   uint64_t* tile_full, int lane) {
   using Traits = KernelTraits<kHeadDim, true>;
   static_assert(Traits::kQueryRows <= 32, "a lane per row");
   const UnitView unit = UnitOf(LoadSegment(p.plan.segments + s), p.group);
-  // A unit of a KV head pair (head_dim 128 kernel, kv_heads_per_unit 2):
-  // rows of 64 in q, each copied into its KV head's half of the tile's 128
-  // columns (the upper half: the pair's second head, the group's upper
-  // half), the other half zero-filled.
-  const bool pairs = kHeadDim == 128 && p.kv_heads_per_unit == 2;
-  const int q_head_dim = pairs ? kHeadDim / 2 : kHeadDim;
+  // A unit of a KV head pair (kKvHeadPairs): rows of kHeadDim / 2 in q, each
+  // copied into its KV head's half of the tile's columns (the upper half: the
+  // pair's second head, the group's upper half), the other half zero-filled.
+  constexpr int kQHeadDim = kKvHeadPairs ? kHeadDim / 2 : kHeadDim;
   int64_t row_offset = 0;  // elements from q to row `lane`
-  int row_half = 0;        // pairs: the half of row `lane`'s KV head
+  int row_half = 0;        // kKvHeadPairs: the half of row `lane`'s KV head
   if (lane < unit.rows) {
     const int packed = unit.unit_row0 + lane;
     const int token = unit.q_begin + packed / p.group;
-    const int in_group = packed % p.group;
-    const int head = unit.kv_head * p.group + in_group;
-    row_offset = (int64_t{token} * p.num_q_heads + head) * q_head_dim;
-    row_half = 2 * in_group >= p.group ? 1 : 0;
+    const int head = unit.kv_head * p.group + packed % p.group;
+    row_offset = (int64_t{token} * p.num_q_heads + head) * kQHeadDim;
+    if constexpr (kKvHeadPairs) row_half = 2 * (packed % p.group) >= p.group ? 1 : 0;
   }
   const T* q = static_cast<const T*>(p.q);
   const int chunk = lane % Traits::kChunksPerRow;
-  constexpr int kHalfChunks = Traits::kChunksPerRow / 2;
 #pragma unroll
   for (int row0 = 0; row0 < Traits::kQueryRows; row0 += Traits::kRowsPerPass) {
     const int row = row0 + lane / Traits::kChunksPerRow;
     const int64_t offset = __shfl_sync(kFullMask, row_offset, row);
-    bool valid = row < unit.rows;
-    int column = chunk * 8;
-    if (pairs) {
-      valid = valid && chunk / kHalfChunks == __shfl_sync(kFullMask, row_half, row);
-      column = (chunk % kHalfChunks) * 8;
+    const bool valid = row < unit.rows;
+    const uint32_t to =
+        SmemAddress(tile) + 2 * TileOffset<kHeadDim, Traits::kQueryRows>(row, chunk);
+    if constexpr (kKvHeadPairs) {
+      constexpr int kHalfChunks = Traits::kChunksPerRow / 2;
+      const bool in_half = valid && chunk / kHalfChunks == __shfl_sync(kFullMask, row_half, row);
+      CpAsync16(to, q + (in_half ? offset + (chunk % kHalfChunks) * 8 : 0), in_half);
+    } else {
+      CpAsync16(to, q + (valid ? offset + chunk * 8 : 0), valid);
     }
-    CpAsync16(SmemAddress(tile) + 2 * TileOffset<kHeadDim, Traits::kQueryRows>(row, chunk),
-              q + (valid ? offset + column : 0), valid);
   }
   CpAsyncMbarrierArrive(tile_full);
 }
 
-// WriteRows for a unit of a KV head pair (head_dim 128 kernel,
-// kv_heads_per_unit 2): each row's output is the half of the 128 columns
-// that its KV head's values filled (LoadDecodeQueries put its query there),
-// written as a row of 64 to out or to the partial.
+// WriteRows for a unit of a KV head pair (the head_dim 128 decode kernel's
+// kKvHeadPairs instantiation): each row's output is the half of the 128
+// columns that its KV head's values filled (LoadDecodeQueries put its query
+// there), written as a row of 64 to out or to the partial.
 template <typename T>
 __device__ __forceinline__ void WriteRowsOfPairs(const PagedAttentionParams& p,
                                                  const UnitView& unit, int partial,
@@ -1356,16 +1344,14 @@ __device__ __forceinline__ void WriteRowsOfPairs(const PagedAttentionParams& p,
 }
 
 // The decode kernel's WriteRows (its units are one row block).
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, bool kKvHeadPairs>
 __device__ __forceinline__ void WriteDecodeRows(const PagedAttentionParams& p, const UnitView& unit,
                                                 int partial, const RowState<kHeadDim>& state) {
-  if constexpr (kHeadDim == 128) {
-    if (p.kv_heads_per_unit == 2) {
-      WriteRowsOfPairs<T>(p, unit, partial, state);
-      return;
-    }
+  if constexpr (kKvHeadPairs) {
+    WriteRowsOfPairs<T>(p, unit, partial, state);
+  } else {
+    WriteRows<T, kHeadDim>(p, unit, 0, partial, state);
   }
-  WriteRows<T, kHeadDim>(p, unit, 0, partial, state);
 }
 
 // barriers: query_full[2] (the query tile of every other segment), fold_full
@@ -1378,7 +1364,7 @@ __device__ __forceinline__ void WriteDecodeRows(const PagedAttentionParams& p, c
 // the slots before; a fold into slots waits for the folder of the fold before
 // it (fold_free), and after a barrier fold or merge, whose last reads end at
 // no barrier of their own, for one CTA barrier.
-template <typename T, int kHeadDim>
+template <typename T, int kHeadDim, bool kKvHeadPairs>
 __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams& p,
                                                       int segment_begin, int segment_end, T* q_smem,
                                                       T* k_ring, T* v_ring, float* scratch,
@@ -1403,8 +1389,8 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
   // now (warps 0 and 1), each later one by whoever finished the segment
   // before it in that tile.
   if (warp < 2 && segment_begin + warp < segment_end) {
-    LoadDecodeQueries<T, kHeadDim>(p, segment_begin + warp, q_smem + warp * Traits::kQElems,
-                                   &query_full[warp], lane);
+    LoadDecodeQueries<T, kHeadDim, kKvHeadPairs>(
+        p, segment_begin + warp, q_smem + warp * Traits::kQElems, &query_full[warp], lane);
   }
   for (int s = segment_begin; s < segment_end; ++s) {
     const int i = s - segment_begin;
@@ -1447,10 +1433,10 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
         MbarrierWait(fold_full, folds & 1);
         FoldKeyWays(scratch, state, lane);
         WarpArrive(fold_free, 1);
-        WriteDecodeRows<T, kHeadDim>(p, unit, -1, state);
+        WriteDecodeRows<T, kHeadDim, kKvHeadPairs>(p, unit, -1, state);
         // Every way is through the segment, so its query tile is free.
         if (has_next_query) {
-          LoadDecodeQueries<T, kHeadDim>(p, s + 2, q_tile, &query_full[i % 2], lane);
+          LoadDecodeQueries<T, kHeadDim, kKvHeadPairs>(p, s + 2, q_tile, &query_full[i % 2], lane);
         }
       }
       ++folds;
@@ -1464,14 +1450,14 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
     scratch_read_by_barrier_fold = true;
     // Past the fold's barriers every way is through the segment.
     if (key_way == 1 && has_next_query) {
-      LoadDecodeQueries<T, kHeadDim>(p, s + 2, q_tile, &query_full[i % 2], lane);
+      LoadDecodeQueries<T, kHeadDim, kKvHeadPairs>(p, s + 2, q_tile, &query_full[i % 2], lane);
     }
-    if (key_way == 0) WriteDecodeRows<T, kHeadDim>(p, unit, segment.partial, state);
+    if (key_way == 0) WriteDecodeRows<T, kHeadDim, kKvHeadPairs>(p, unit, segment.partial, state);
     if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
       // (Its spread form stages through the query tiles: only at a worker's
       // last segment, when no query load is in flight.)
-      MergeIfLastPiece<T, kHeadDim, true>(p, segment.merge_task, unit.rows, scratch, merge_flag,
-                                          segment, q_smem);
+      MergeIfLastPiece<T, kHeadDim, true, kKvHeadPairs ? kHeadDim / 2 : kHeadDim>(
+          p, segment.merge_task, unit.rows, scratch, merge_flag, segment, q_smem);
     }
   }
 }
@@ -1483,12 +1469,17 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
 // softmax step for units of four row blocks (HasPairedTilesKernel); with
 // kDeepRing, five stages and one query tile (kDeepRingStages) for plans whose
 // units share K/V. The ring changes when tiles land, not what is computed.
+// kKvHeadPairs: the head_dim 128 decode kernel over head_dim 64 plans of KV
+// head pairs (WorkPlanView::kv_heads_per_unit): q, out and the partials have
+// rows of 64, each in its KV head's half of the kernel's 128 columns.
 template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles,
-          bool kDeepRing>
+          bool kDeepRing, bool kKvHeadPairs = false>
 __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
     PagedAttentionKernel(const __grid_constant__ PagedAttentionParams p) {
   using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing>;
   static_assert(!(kDecode && kTreeMasks), "tree plans take the general kernel");
+  static_assert(!kKvHeadPairs || (kDecode && kHeadDim == 128),
+                "KV head pairs: the head_dim 128 decode kernel");
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   // Tiles start 1024-byte aligned (the 128-byte swizzle's period), whatever
   // the dynamic shared memory's own alignment.
@@ -1509,7 +1500,7 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
   // reads anything): its launch overlaps this kernel instead of following it.
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   if (p.plan.max_zero_fill_tokens > 0) {  // a CUDA-graph capacity with padding rows
-    ZeroFillPadding<T>(p, OutputHeadDim<kHeadDim, kDecode>(p), blockIdx.x, gridDim.x,
+    ZeroFillPadding<T>(p, kKvHeadPairs ? kHeadDim / 2 : kHeadDim, blockIdx.x, gridDim.x,
                        CtaThreads<kHeadDim, kDeepRing>(), threadIdx.x);
   }
   const int segment_begin = p.plan.worker_begin[blockIdx.x];
@@ -1550,9 +1541,9 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
     }
 #endif
     if constexpr (kDecode) {
-      ConsumeDecodeSegments<T, kHeadDim>(p, segment_begin, segment_end, q_smem, k_ring, v_ring,
-                                         scratch, merge_state, full, empty, decode_barriers,
-                                         merge_flag);
+      ConsumeDecodeSegments<T, kHeadDim, kKvHeadPairs>(p, segment_begin, segment_end, q_smem,
+                                                       k_ring, v_ring, scratch, merge_state, full,
+                                                       empty, decode_barriers, merge_flag);
     } else {
       ConsumeSegments<T, kHeadDim, kTreeMasks, kPairedTiles, kDeepRing>(
           p, segment_begin, segment_end, q_smem, k_ring, v_ring, scratch, merge_state, full, empty,
@@ -1567,11 +1558,11 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
 // kDeepRing) and its dynamic shared memory, allowed once per process (not a
 // stream operation: also fine during graph capture).
 template <DType kDType, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles = false,
-          bool kDeepRing = false>
+          bool kDeepRing = false, bool kKvHeadPairs = false>
 cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams), int* threads, int* smem_bytes) {
   using T = typename attention_kernel::CudaType<kDType>::Type;
   *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles,
-                                                   kDeepRing>;
+                                                   kDeepRing, kKvHeadPairs>;
   *threads = attention_kernel::CtaThreads<kHeadDim, kDeepRing>();
   *smem_bytes = attention_kernel::KernelTraits<kHeadDim, kDecode, kDeepRing>::kSmemBytes;
   static const cudaError_t configured =
@@ -1580,7 +1571,8 @@ cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams), int* threads
 }
 
 // The instantiations a (dtype, head_dim) has (*DeepRing: the paired-tiles
-// kernels with kDeepRing, for compute-bound plans).
+// kernels with kDeepRing, for compute-bound plans; kDecodeKvHeadPairs: head_dim
+// 64's plans of KV head pairs, run by the head_dim 128 decode kernel).
 enum class KernelVariant {
   kGeneral,
   kGeneralPaired,
@@ -1588,7 +1580,8 @@ enum class KernelVariant {
   kTreeMasks,
   kTreeMasksPaired,
   kTreeMasksPairedDeepRing,
-  kDecode
+  kDecode,
+  kDecodeKvHeadPairs
 };
 constexpr KernelVariant kKernelVariants[] = {KernelVariant::kGeneral,
                                              KernelVariant::kGeneralPaired,
@@ -1596,7 +1589,8 @@ constexpr KernelVariant kKernelVariants[] = {KernelVariant::kGeneral,
                                              KernelVariant::kTreeMasks,
                                              KernelVariant::kTreeMasksPaired,
                                              KernelVariant::kTreeMasksPairedDeepRing,
-                                             KernelVariant::kDecode};
+                                             KernelVariant::kDecode,
+                                             KernelVariant::kDecodeKvHeadPairs};
 
 template <DType kDType, int kHeadDim>
 cudaError_t ConfiguredVariant(KernelVariant variant, void (**kernel)(PagedAttentionParams),
@@ -1633,6 +1627,12 @@ cudaError_t ConfiguredVariant(KernelVariant variant, void (**kernel)(PagedAttent
         return ConfiguredKernel<kDType, kHeadDim, false, true>(kernel, threads, smem_bytes);
       }
       break;
+    case KernelVariant::kDecodeKvHeadPairs:
+      if constexpr (kHeadDim == 64) {
+        return ConfiguredKernel<kDType, 2 * kHeadDim, false, true, false, false, true>(
+            kernel, threads, smem_bytes);
+      }
+      break;
     case KernelVariant::kGeneral:
       break;
   }
@@ -1649,8 +1649,14 @@ cudaError_t ConfiguredVariant(KernelVariant variant, void (**kernel)(PagedAttent
 // capacity's max_unit_rows is at least the live batch's), whose two rings
 // compute alike, so the choice does not change results (an eager launch and
 // a replay at a larger capacity can choose differently).
+//
+// Plans of KV head pairs (head_dim 64, kv_heads_per_unit 2) take the head_dim
+// 128 decode kernel's pairs instantiation, whatever else holds: nothing else
+// runs them (the planner and CanImplement allow pairs only for units the
+// decode kernel folds and merges itself, without tree masks).
 template <int kHeadDim>
 KernelVariant VariantFor(const PagedAttentionParams& params) {
+  if (kHeadDim == 64 && params.kv_heads_per_unit == 2) return KernelVariant::kDecodeKvHeadPairs;
   const bool paired = attention_kernel::HasPairedTilesKernel(kHeadDim) &&
                       params.max_unit_rows >= attention_kernel::kPairedTilesMinRows;
   const bool deep_ring = paired && params.max_request_rows > kUnitRows;
@@ -1766,10 +1772,10 @@ void PrepareTma(PagedAttentionParams* params) {
   params->tma_box_rows = box_rows;
 }
 
-// CTAs of the (kDType, kHeadDim) decode kernel the current device holds at
-// once (occupancy x SMs), asked once per process; 0 when the query fails (no
-// cooperative launch then).
-template <DType kDType, int kHeadDim>
+// CTAs of the (kDType, kHeadDim) decode kernel `kVariant` the current device
+// holds at once (occupancy x SMs), asked once per process; 0 when the query
+// fails (no cooperative launch then).
+template <DType kDType, int kHeadDim, KernelVariant kVariant>
 int ResidentDecodeCtas(void (*kernel)(PagedAttentionParams), int threads, int smem_bytes) {
   static const int resident = [&] {
     int device = 0, sms = 0, per_sm = 0;
@@ -1798,16 +1804,25 @@ cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaS
   }
   if (params.plan.num_workers == 0) return cudaSuccess;
   PagedAttentionParams launch_params = params;
-  PrepareTma<T, kHeadDim>(&launch_params);
   const KernelVariant variant = VariantFor<kHeadDim>(params);
+  // (Decode kernels stream by cp.async only; the pairs' params describe head
+  // pairs, which no head_dim 64 tensor map would.)
+  if (variant != KernelVariant::kDecodeKvHeadPairs) PrepareTma<T, kHeadDim>(&launch_params);
+  const bool decode =
+      variant == KernelVariant::kDecode || variant == KernelVariant::kDecodeKvHeadPairs;
+  const int resident_decode_ctas =
+      !decode ? 0
+      : variant == KernelVariant::kDecode
+          ? ResidentDecodeCtas<kDType, kHeadDim, KernelVariant::kDecode>(kernel, threads,
+                                                                         smem_bytes)
+          : ResidentDecodeCtas<kDType, kHeadDim, KernelVariant::kDecodeKvHeadPairs>(kernel, threads,
+                                                                                    smem_bytes);
   // A decode plan whose merges all stay in this kernel (no merge kernel after
   // it) and whose grid fits on the GPU at once launches cooperatively: every
   // CTA is then resident, so the pieces of a unit may wait for each other and
   // spread its merge (MergeIfLastPiece). Else the unit's last piece merges it.
-  if (variant == KernelVariant::kDecode && params.plan.max_merge_tasks > 0 &&
-      MergedByAttentionKernel(params.max_unit_rows) &&
-      params.plan.num_workers <=
-          ResidentDecodeCtas<kDType, kHeadDim>(kernel, threads, smem_bytes)) {
+  if (decode && params.plan.max_merge_tasks > 0 && MergedByAttentionKernel(params.max_unit_rows) &&
+      params.plan.num_workers <= resident_decode_ctas) {
     launch_params.cooperative = 1;
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(params.plan.num_workers);

@@ -86,11 +86,12 @@ struct PagedAttentionParams {
   // request's units may share K/V (compute-bound): the paired-tiles kernels
   // then take their deep ring.
   int32_t max_request_rows = kUnitRows;
-  // 2: the plan's units are pairs of KV heads (WorkPlanView::kv_heads_per_unit),
-  // run by the head_dim 128 decode kernel on the head_dim 64 pools viewed as
-  // rows of 128 (num_kv_heads and group above are then the units': half the
-  // call's KV heads, twice its group); q, out and the partials keep head_dim
-  // 64. 1: one KV head per unit.
+  // Host only. 2: the plan's units are pairs of KV heads
+  // (WorkPlanView::kv_heads_per_unit), which the head_dim 64 launcher gives
+  // the head_dim 128 decode kernel's pairs instantiation, on the pools viewed
+  // as rows of 128 (num_kv_heads and group above are then the units': half
+  // the call's KV heads, twice its group); q, out and the partials keep
+  // head_dim 64. 1: one KV head per unit.
   int32_t kv_heads_per_unit = 1;
 };
 

@@ -165,13 +165,14 @@ struct WorkPlanView {
   int32_t head_dim = 0;      // sets the key tile (KeysPerTile)
   int32_t causal = 1;        // 1: bottom-right causal ranges; 0: all keys
   int32_t window_left = -1;  // causal window the ranges were cut to; -1: none
-  // 2: units are pairs of KV heads (CanPairKvHeads; num_kv_heads and group
-  // above are the call's, the units' are num_kv_heads / 2 and 2 x group); 1: one.
-  int32_t kv_heads_per_unit = 1;
   const int32_t* worker_begin = nullptr;   // [num_workers + 1] segment offsets
   const WorkSegment* segments = nullptr;   // [max_segments]
   const MergeTask* merge_tasks = nullptr;  // [max_merge_tasks]
   const int32_t* counters = nullptr;       // [kNumPlanCounters], see PlanCounter
+  // 2: units are pairs of KV heads (CanPairKvHeads; num_kv_heads and group
+  // above are the call's, the units' are num_kv_heads / 2 and 2 x group); 1:
+  // one. (Last, so the kernels' offsets of the fields above stay as they were.)
+  int32_t kv_heads_per_unit = 1;
 };
 static_assert(std::is_trivially_copyable<WorkPlanView>::value,
               "WorkPlanView is passed by value to CUDA kernels");

@@ -15,10 +15,10 @@
 #                              AB_REPLAY_GAP_US=N idles N us after each replay
 #                              (compute-bound cases: testing/benchmark_main.h)
 #   peers                      tools/peer_benchmark.py: OUT/peers.json, OUT/peers_table.txt
-#   checks                     memcheck of the kernel test, racecheck in four parts of
+#   checks                     memcheck of the kernel test, racecheck in five parts of
 #                              120 s each (the kernel test's targeted cases, the fp16
 #                              sweep at pages 1/16/256, the bf16 sweep at page 16, the
-#                              modes test's tree cases; a part cut at its limit says so
+#                              modes test's tree cases, the KV head pairs test; a part cut at its limit says so
 #                              and at which case), graph-replay memcheck and the
 #                              plan_batch dumps through check_dump.py:
 #                              OUT/gpu_checks.txt, OUT/racecheck_all.log
@@ -135,14 +135,16 @@ run_racecheck() {
   # case): the kernel test's targeted cases (few workers with many
   # segments, merges, the decode and paired kernels against the general
   # one), the float16 sweep at three page sizes, the bfloat16 sweep at page
-  # 16, and the modes test's tree cases. A part cut at its limit says so,
+  # 16, the modes test's tree cases and the KV head pairs kernel's test (the
+  # first part's limit ends before it). A part cut at its limit says so,
   # and names the last case it reached.
   local part binary filter racecheck_rc limit_s=120 hazards=0 cut=0 found
   for part in \
     "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys" \
     "paged_attention_test *Sweep*/float16_*_page1:*Sweep*/float16_*_page16:*Sweep*/float16_*_page256" \
     "paged_attention_test *Sweep*/bfloat16_*_page16" \
-    "paged_attention_modes_test *TreeGpuTest.*:*TreeVerifyGpuTest.*"; do
+    "paged_attention_modes_test *TreeGpuTest.*:*TreeVerifyGpuTest.*" \
+    "paged_attention_test PagedAttentionGpuTest.KvHeadPairs*"; do
     read -r binary filter <<< "$part"
     echo "== racecheck $binary $filter"
     timeout $limit_s compute-sanitizer --tool racecheck --print-limit 100000 \
@@ -165,7 +167,7 @@ run_racecheck() {
   rm -f "$out/racecheck.log"
   # The gate: every consumer lane releases its own reads (WarpArrive), so the
   # kernels report no hazard; any is a finding (NOTES.md, Racecheck).
-  echo "racecheck total: $hazards hazards, $cut of 4 parts cut at the limit"
+  echo "racecheck total: $hazards hazards, $cut of 5 parts cut at the limit"
 }
 
 run_checks() {

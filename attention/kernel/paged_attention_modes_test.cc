@@ -67,30 +67,47 @@ void CheckScenario(const Scenario& scenario, int32_t num_q_heads, int32_t num_kv
   const int64_t tokens = batch.descriptor().num_tokens();
   const double low_precision_error = MaxAbsDiff(low_precision, reference.out, live);
 
-  absl::StatusOr<AttentionOutputs> eager = RunKernelEager(data, pool, batch, config, options);
-  ASSERT_TRUE(eager.ok()) << eager.status();
-  const ErrorStats eager_stats = CompareToReference(eager->out, reference.out, live);
-  EXPECT_EQ(eager_stats.non_finite, 0);
-  EXPECT_LE(eager_stats.max_abs,
-            LowPrecisionErrorBound(dtype, low_precision_error,
-                                   LargestMagnitude(reference.out, live), 1e-5))
-      << "eager: " << eager_stats.ToString() << ", low-precision max abs " << low_precision_error;
-  // LSE of every live token (natural log, -inf where nothing is visible).
-  for (int32_t h = 0; h < num_q_heads; ++h) {
-    for (int64_t t = 0; t < tokens; ++t) {
-      const double want = reference.lse[h * tokens + t];
-      const double got = eager->lse[h * tokens + t];
-      if (std::isinf(want)) {
-        ASSERT_EQ(got, want) << "lse head " << h << " token " << t;
-      } else {
-        ASSERT_NEAR(got, want, 1e-3 + 1e-4 * std::fabs(want)) << "lse head " << h << " token " << t;
+  // Eager launches, checked against the reference: the batch's own (its exact
+  // shape), and, where the capture shape pairs KV heads differently (a
+  // head_dim 64 batch of single-token requests in a graph captured for
+  // longer ones: KvHeadsPerUnit), the same batch planned with the capture's
+  // pairing, which the replay must equal bit for bit.
+  auto run_eager = [&](const PlannerConfig& planner) -> absl::StatusOr<AttentionOutputs> {
+    absl::StatusOr<AttentionOutputs> eager = RunKernelEager(data, pool, batch, planner, options);
+    if (!eager.ok()) return eager;
+    const ErrorStats eager_stats = CompareToReference(eager->out, reference.out, live);
+    EXPECT_EQ(eager_stats.non_finite, 0);
+    EXPECT_LE(eager_stats.max_abs,
+              LowPrecisionErrorBound(dtype, low_precision_error,
+                                     LargestMagnitude(reference.out, live), 1e-5))
+        << "eager: " << eager_stats.ToString() << ", low-precision max abs " << low_precision_error;
+    // LSE of every live token (natural log, -inf where nothing is visible).
+    for (int32_t h = 0; h < num_q_heads; ++h) {
+      for (int64_t t = 0; t < tokens; ++t) {
+        const double want = reference.lse[h * tokens + t];
+        const double got = eager->lse[h * tokens + t];
+        if (std::isinf(want)) {
+          EXPECT_EQ(got, want) << "lse head " << h << " token " << t;
+        } else {
+          EXPECT_NEAR(got, want, 1e-3 + 1e-4 * std::fabs(want))
+              << "lse head " << h << " token " << t;
+        }
       }
     }
-  }
+    return eager;
+  };
+  absl::StatusOr<AttentionOutputs> eager = run_eager(config);
+  ASSERT_TRUE(eager.ok()) << eager.status();
 
   const PlanShape capture =
       CaptureShape(pool, kGraphCapacity, max_q_len,
                    batch.has_tree() ? TreeMasks::kPerQueryToken : TreeMasks::kNone);
+  if (KvHeadsPerUnit(config, capture) != KvHeadsPerUnit(config, ExactShape(batch))) {
+    PlannerConfig single_heads = config;  // the capture's pairing (a smaller max_q_len pairs)
+    single_heads.kv_head_pairs = false;
+    eager = run_eager(single_heads);
+    ASSERT_TRUE(eager.ok()) << eager.status();
+  }
   absl::StatusOr<AttentionOutputs> replay =
       RunKernelGraphReplay(data, pool, batch, capture, config, options);
   ASSERT_TRUE(replay.ok()) << replay.status();

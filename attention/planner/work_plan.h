@@ -18,7 +18,10 @@
 // Worker w processes segments [worker_begin[w], worker_begin[w + 1]) in order.
 // The planner computes the plan on the host from the live lengths, for eager
 // and CUDA-graph launches alike, so a replayed batch gets the same plan (and
-// bit-identical output) as the same batch planned eagerly.
+// bit-identical output) as the same batch planned eagerly with a shape that
+// pairs KV heads alike (kv_heads_per_unit follows the shape's max_q_len: a
+// head_dim 64 decode batch pairs eagerly but not in a graph captured for
+// longer queries; both are within rounding of each other).
 #ifndef ATTENTION_PLANNER_WORK_PLAN_H_
 #define ATTENTION_PLANNER_WORK_PLAN_H_
 
@@ -161,10 +164,10 @@ struct WorkPlanView {
   // The geometry and mask the plan was made for; the launcher checks them
   // against the call (a plan made for one head_dim or window is wrong for another).
   int32_t num_kv_heads = 0;
-  int32_t group = 0;         // query heads per KV head
-  int32_t head_dim = 0;      // sets the key tile (KeysPerTile)
-  int32_t causal = 1;        // 1: bottom-right causal ranges; 0: all keys
-  int32_t window_left = -1;  // causal window the ranges were cut to; -1: none
+  int32_t group = 0;                       // query heads per KV head
+  int32_t head_dim = 0;                    // sets the key tile (KeysPerTile)
+  int32_t causal = 1;                      // 1: bottom-right causal ranges; 0: all keys
+  int32_t window_left = -1;                // causal window the ranges were cut to; -1: none
   const int32_t* worker_begin = nullptr;   // [num_workers + 1] segment offsets
   const WorkSegment* segments = nullptr;   // [max_segments]
   const MergeTask* merge_tasks = nullptr;  // [max_merge_tasks]

@@ -842,11 +842,16 @@ __device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, co
 }
 
 // Normalises the warp's rows and writes out/lse (partial < 0) or the segment's
-// partial.
-template <typename T, int kHeadDim>
+// partial. kKvHeadPairs (the head_dim 128 decode kernel's pairs
+// instantiation): each row's output is the half of the kernel's columns that
+// its KV head's values filled (LoadDecodeQueries put its query there),
+// written as a row of kHeadDim / 2 to out or to the partial.
+template <typename T, int kHeadDim, bool kKvHeadPairs = false>
 __device__ __forceinline__ void WriteRows(const PagedAttentionParams& p, const UnitView& unit,
                                           int row_block, int partial,
                                           const RowState<kHeadDim>& state) {
+  constexpr int kOutHeadDim = kKvHeadPairs ? kHeadDim / 2 : kHeadDim;
+  constexpr int kUpper = kOutHeadDim / 8;  // O's column blocks of the upper half
   const int lane = threadIdx.x % 32;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
@@ -858,26 +863,32 @@ __device__ __forceinline__ void WriteRows(const PagedAttentionParams& p, const U
     // No visible key: zeros and lse = -inf.
     const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
     const float lse = sum > 0.0f ? state.max[i] * kLn2 + logf(sum) : -INFINITY;
+    // The pair's second head: the upper half of the (twice as large) group.
+    const bool upper = kKvHeadPairs && 2 * ((unit.unit_row0 + row) % p.group) >= p.group;
     if (partial < 0) {
       const int packed = unit.unit_row0 + row;
       const int token = unit.q_begin + packed / p.group;
       const int head = unit.kv_head * p.group + packed % p.group;
-      T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * kHeadDim;
+      T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * kOutHeadDim;
 #pragma unroll
-      for (int d = 0; d < kHeadDim / 8; ++d) {
+      for (int d = 0; d < kOutHeadDim / 8; ++d) {
+        const float x = upper ? state.o[d + kUpper][2 * i] : state.o[d][2 * i];
+        const float y = upper ? state.o[d + kUpper][2 * i + 1] : state.o[d][2 * i + 1];
         *reinterpret_cast<uint32_t*>(out + d * 8 + (lane % 4) * 2) =
-            PackPair<T>(state.o[d][2 * i] * inv_sum, state.o[d][2 * i + 1] * inv_sum);
+            PackPair<T>(x * inv_sum, y * inv_sum);
       }
       if (p.lse != nullptr && lane % 4 == 0) {
         p.lse[int64_t{head} * p.total_q_tokens + token] = lse;
       }
     } else {
       const int64_t partial_row = int64_t{partial} * kUnitRows + row;
-      float* out = p.partial_out + partial_row * kHeadDim;
+      float* out = p.partial_out + partial_row * kOutHeadDim;
 #pragma unroll
-      for (int d = 0; d < kHeadDim / 8; ++d) {
+      for (int d = 0; d < kOutHeadDim / 8; ++d) {
+        const float x = upper ? state.o[d + kUpper][2 * i] : state.o[d][2 * i];
+        const float y = upper ? state.o[d + kUpper][2 * i + 1] : state.o[d][2 * i + 1];
         *reinterpret_cast<float2*>(out + d * 8 + (lane % 4) * 2) =
-            make_float2(state.o[d][2 * i] * inv_sum, state.o[d][2 * i + 1] * inv_sum);
+            make_float2(x * inv_sum, y * inv_sum);
       }
       if (lane % 4 == 0) p.partial_lse[partial_row] = lse;
     }
@@ -1292,68 +1303,6 @@ __device__ __forceinline__ void LoadDecodeQueries(const PagedAttentionParams& p,
   CpAsyncMbarrierArrive(tile_full);
 }
 
-// WriteRows for a unit of a KV head pair (the head_dim 128 decode kernel's
-// kKvHeadPairs instantiation): each row's output is the half of the 128
-// columns that its KV head's values filled (LoadDecodeQueries put its query
-// there), written as a row of 64 to out or to the partial.
-template <typename T>
-__device__ __forceinline__ void WriteRowsOfPairs(const PagedAttentionParams& p,
-                                                 const UnitView& unit, int partial,
-                                                 const RowState<128>& state) {
-  constexpr int kHalf = 64;
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    float sum = state.sum[i];
-    sum += __shfl_xor_sync(kFullMask, sum, 1);
-    sum += __shfl_xor_sync(kFullMask, sum, 2);
-    const int row = lane / 4 + 8 * i;
-    if (row >= unit.rows) continue;
-    const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
-    const float lse = sum > 0.0f ? state.max[i] * kLn2 + logf(sum) : -INFINITY;
-    const int packed = unit.unit_row0 + row;
-    const int in_group = packed % p.group;
-    const bool upper = 2 * in_group >= p.group;
-    if (partial < 0) {
-      const int token = unit.q_begin + packed / p.group;
-      const int head = unit.kv_head * p.group + in_group;
-      T* out = static_cast<T*>(p.out) + (int64_t{token} * p.num_q_heads + head) * kHalf;
-#pragma unroll
-      for (int d = 0; d < kHalf / 8; ++d) {
-        const float x = upper ? state.o[d + kHalf / 8][2 * i] : state.o[d][2 * i];
-        const float y = upper ? state.o[d + kHalf / 8][2 * i + 1] : state.o[d][2 * i + 1];
-        *reinterpret_cast<uint32_t*>(out + d * 8 + (lane % 4) * 2) =
-            PackPair<T>(x * inv_sum, y * inv_sum);
-      }
-      if (p.lse != nullptr && lane % 4 == 0) {
-        p.lse[int64_t{head} * p.total_q_tokens + token] = lse;
-      }
-    } else {
-      const int64_t partial_row = int64_t{partial} * kUnitRows + row;
-      float* out = p.partial_out + partial_row * kHalf;
-#pragma unroll
-      for (int d = 0; d < kHalf / 8; ++d) {
-        const float x = upper ? state.o[d + kHalf / 8][2 * i] : state.o[d][2 * i];
-        const float y = upper ? state.o[d + kHalf / 8][2 * i + 1] : state.o[d][2 * i + 1];
-        *reinterpret_cast<float2*>(out + d * 8 + (lane % 4) * 2) =
-            make_float2(x * inv_sum, y * inv_sum);
-      }
-      if (lane % 4 == 0) p.partial_lse[partial_row] = lse;
-    }
-  }
-}
-
-// The decode kernel's WriteRows (its units are one row block).
-template <typename T, int kHeadDim, bool kKvHeadPairs>
-__device__ __forceinline__ void WriteDecodeRows(const PagedAttentionParams& p, const UnitView& unit,
-                                                int partial, const RowState<kHeadDim>& state) {
-  if constexpr (kKvHeadPairs) {
-    WriteRowsOfPairs<T>(p, unit, partial, state);
-  } else {
-    WriteRows<T, kHeadDim>(p, unit, 0, partial, state);
-  }
-}
-
 // barriers: query_full[2] (the query tile of every other segment), fold_full
 // (the four ways' slots are in), fold_free (the folder has read them).
 //
@@ -1433,7 +1382,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
         MbarrierWait(fold_full, folds & 1);
         FoldKeyWays(scratch, state, lane);
         WarpArrive(fold_free, 1);
-        WriteDecodeRows<T, kHeadDim, kKvHeadPairs>(p, unit, -1, state);
+        WriteRows<T, kHeadDim, kKvHeadPairs>(p, unit, 0, -1, state);
         // Every way is through the segment, so its query tile is free.
         if (has_next_query) {
           LoadDecodeQueries<T, kHeadDim, kKvHeadPairs>(p, s + 2, q_tile, &query_full[i % 2], lane);
@@ -1452,7 +1401,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
     if (key_way == 1 && has_next_query) {
       LoadDecodeQueries<T, kHeadDim, kKvHeadPairs>(p, s + 2, q_tile, &query_full[i % 2], lane);
     }
-    if (key_way == 0) WriteDecodeRows<T, kHeadDim, kKvHeadPairs>(p, unit, segment.partial, state);
+    if (key_way == 0) WriteRows<T, kHeadDim, kKvHeadPairs>(p, unit, 0, segment.partial, state);
     if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
       // (Its spread form stages through the query tiles: only at a worker's
       // last segment, when no query load is in flight.)

@@ -145,6 +145,13 @@ inline std::vector<AttentionBenchmarkShape> AttentionBenchmarkShapes() {
     add(uniform("Decode", 32, 8, 1, 1, 131072, 16, head_dim));
     add(uniform("Decode", 32, 8, 128, 1, 4096, 16, head_dim));
   }
+  // Head_dim 64 units of 16 rows of two KV heads (work_plan.h, CanPairKvHeads):
+  // 64/8 decode (GPT-OSS's heads) and 32/8 draft extend q = 2.
+  for (auto [batch, kv] : {std::pair{32, 16384}, std::pair{1, 131072}, std::pair{128, 4096}}) {
+    add(uniform("Decode", 64, 8, batch, 1, kv, 16, 64));
+  }
+  add(uniform("DraftExtend", 32, 8, 32, 2, 4096, 16, 64));
+  add(uniform("DraftExtend", 32, 8, 1, 2, 131072, 16, 64));
   // One-tile calls (latency) and a few warm-L2 references.
   add(warm(uniform("OneTile", 32, 8, 1, 1, 64)));
   add(warm(uniform("OneTile", 32, 8, 1, 8, 64)));

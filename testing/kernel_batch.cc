@@ -129,11 +129,14 @@ void HostBatch::Plan(int32_t pinned_splits) {
       : CanPairKvHeads(spec.head_dim, spec.num_kv_heads, group, metadata.max_seq_len_q) ? 2
                                                                                         : 1;
   // Units of KV head pairs plan as head_dim 128 units of half the heads and
-  // twice the group (PartitionConfigFor).
+  // twice the group (UnitGeometryOf).
+  const UnitGeometry unit =
+      UnitGeometryOf(spec.num_kv_heads, group, spec.head_dim, kv_heads_per_unit);
   PartitionConfig config;
-  config.num_kv_heads = spec.num_kv_heads / kv_heads_per_unit;
-  config.group = group * kv_heads_per_unit;
-  config.head_dim = spec.head_dim * kv_heads_per_unit;
+  config.num_kv_heads = unit.num_kv_heads;
+  config.group = unit.group;
+  config.head_dim = unit.head_dim;
+  config.kv_heads_per_unit = kv_heads_per_unit;
   config.num_workers = spec.num_workers;
   config.pinned_splits = pinned_splits;
   config.mask = spec.options.mask;

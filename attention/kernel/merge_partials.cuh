@@ -1,5 +1,6 @@
 // Merging a cut unit's partials (work_plan.h), shared by the attention kernel
-// (units of at most kFusedMergeMaxRows rows, merged by the worker that
+// (units of at most kFusedMergeMaxRows rows, twice that for KV head pairs
+// (MergedByAttentionKernel), merged by the worker that
 // finishes the unit's last piece) and the merge kernel (larger units):
 //   out = sum_s w_s * O_s / sum_s w_s,  w_s = exp(lse_s - max_s lse_s),
 //   lse = max + log(sum_s w_s),

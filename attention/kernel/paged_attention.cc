@@ -195,7 +195,7 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the work plan has kv_heads_per_unit ", plan.kv_heads_per_unit,
         "; pairs (2) are for head_dim 64, an even num_kv_heads, max_seq_len_q x group x 2 <= ",
-        kFusedMergeMaxRows, " and no tree_mask, and the call has head_dim ", args.head_dim,
+        2 * kFusedMergeMaxRows, " and no tree_mask, and the call has head_dim ", args.head_dim,
         ", num_kv_heads ", args.num_kv_heads, ", group ", group, ", max_seq_len_q ",
         md.max_seq_len_q, ", tree_mask ", md.tree_mask != nullptr ? "set" : "null"));
   }
@@ -296,9 +296,11 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   // many heads of twice the group (PagedAttentionParams::kv_heads_per_unit;
   // the head_dim 64 launcher picks it).
   const int32_t kv_heads_per_unit = plan.kv_heads_per_unit;
+  const UnitGeometry unit = UnitGeometryOf(args.num_kv_heads, args.num_q_heads / args.num_kv_heads,
+                                           args.head_dim, kv_heads_per_unit);
   params.kv_heads_per_unit = kv_heads_per_unit;
-  params.num_kv_heads = args.num_kv_heads / kv_heads_per_unit;
-  params.group = args.num_q_heads / args.num_kv_heads * kv_heads_per_unit;
+  params.num_kv_heads = unit.num_kv_heads;
+  params.group = unit.group;
   params.page_size = md.page_size;
   params.max_pages_per_request = md.max_pages_per_request;
   params.num_pages = args.num_pages;
@@ -314,9 +316,9 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   }
 
   // Rows of any unit: the query rows of the longest request, at most a unit's.
-  // The attention kernel merges units of up to kFusedMergeMaxRows rows
-  // (MergedByAttentionKernel), so a plan of only those (decode) launches no
-  // merge kernel.
+  // The attention kernel merges units of up to kFusedMergeMaxRows rows (twice
+  // that for KV head pairs: MergedByAttentionKernel), so a plan of only those
+  // (decode) launches no merge kernel.
   const int32_t rows_per_task =
       static_cast<int32_t>(std::min<int64_t>(kUnitRows, int64_t{md.max_seq_len_q} * params.group));
   params.max_unit_rows = rows_per_task;
@@ -324,7 +326,9 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
       std::numeric_limits<int32_t>::max(), int64_t{md.max_seq_len_q} * params.group));
   const KernelEntry kernel = SelectKernel(args.dtype, args.head_dim);
   RETURN_IF_ERROR(CudaCall(kernel.launch(params, stream), "paged attention kernel launch"));
-  if (plan.max_merge_tasks == 0 || MergedByAttentionKernel(rows_per_task)) return absl::OkStatus();
+  if (plan.max_merge_tasks == 0 || MergedByAttentionKernel(rows_per_task, kv_heads_per_unit)) {
+    return absl::OkStatus();
+  }
   const int64_t merge_blocks =
       std::min<int64_t>(CeilDiv(int64_t{plan.max_merge_tasks} * rows_per_task, kMergeWarpsPerBlock),
                         int64_t{plan.num_workers} * kMergeBlocksPerWorker);

@@ -60,8 +60,8 @@ absl::Status CanImplement(const PagedAttentionArgs& args);
 size_t WorkspaceBytes(const AttentionMetadata& metadata);
 
 // Enqueues the attention kernel (and, when the plan can cut units of more
-// than kFusedMergeMaxRows rows, the merge kernel) on `stream`. `args` holds device
-// pointers; `workspace` must be 16-byte aligned device memory of at least
+// than kFusedMergeMaxRows rows: MergedByAttentionKernel, the merge kernel) on `stream`. `args`
+// holds device pointers; `workspace` must be 16-byte aligned device memory of at least
 // WorkspaceBytes(args.metadata) (may be null when that is 0). Allocates
 // nothing and never synchronizes the host: safe inside CUDA-graph capture.
 // An empty plan is a no-op. The kernel counts finished pieces in the plan's

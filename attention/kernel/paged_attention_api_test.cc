@@ -107,12 +107,15 @@ TEST(PagedAttentionCanImplementTest, KvHeadPairsOnlyWhereTheirKernelRuns) {
   args.metadata.max_seq_len_q = 1;
   args.metadata.plan.kv_heads_per_unit = 2;
   EXPECT_TRUE(CanImplement(args).ok()) << CanImplement(args);
+  PagedAttentionArgs extend = args;
+  extend.metadata.max_seq_len_q = 2;  // 16 rows of two heads
+  EXPECT_TRUE(CanImplement(extend).ok()) << CanImplement(extend);
   PagedAttentionArgs verify = args;
-  verify.metadata.max_seq_len_q = 2;  // 16 rows of two heads
+  verify.metadata.max_seq_len_q = 3;  // 24 rows
   ExpectError(verify, absl::StatusCode::kInvalidArgument,
               "kv_heads_per_unit 2; pairs (2) are for head_dim 64, an even num_kv_heads, "
-              "max_seq_len_q x group x 2 <= 8 and no tree_mask, and the call has head_dim 64, "
-              "num_kv_heads 8, group 4, max_seq_len_q 2, tree_mask null");
+              "max_seq_len_q x group x 2 <= 16 and no tree_mask, and the call has head_dim 64, "
+              "num_kv_heads 8, group 4, max_seq_len_q 3, tree_mask null");
   PagedAttentionArgs wide = ArgsFor(DType::kBFloat16, 128, 32, 8);
   wide.metadata.max_seq_len_q = 1;
   wide.metadata.plan.kv_heads_per_unit = 2;

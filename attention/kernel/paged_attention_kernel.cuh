@@ -29,12 +29,11 @@
 // has one (HasDecodeKernel: head_dim 64 and 128; 16-row query tiles).
 //
 // A unit cut into pieces writes float32 partials. When it has at most
-// kFusedMergeMaxRows rows (decode), each worker counts its finished piece on
-// the unit's MergeTask::arrivals and the one that finishes last merges the
-// partials at once (the threadFenceReduction pattern: fence, atomic count,
-// fence), so a split decode is one launch; larger units are left to the merge
-// kernel. In the decode kernel launched cooperatively, a unit whose pieces all
-// end their workers' lists (WorkSegment::merge_by_all) is merged by all of
+// kFusedMergeMaxRows rows (decode; twice that for KV head pairs), each worker counts its finished
+// piece on the unit's MergeTask::arrivals and the one that finishes last merges the partials at
+// once (the threadFenceReduction pattern: fence, atomic count, fence), so a split decode is one
+// launch; larger units are left to the merge kernel. In the decode kernel launched cooperatively, a
+// unit whose pieces all end their workers' lists (WorkSegment::merge_by_all) is merged by all of
 // them: each waits for the count and merges a slice (MergeIfLastPiece). CTAs
 // also zero the query tokens of CUDA-graph padding rows.
 //
@@ -972,8 +971,15 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     // More rows than warps (64/8 decode: 8): two adjacent rows per warp in one
     // pass, so the second row does not wait for the first one's round trips.
     // Bit for bit the per-row merge (MergeRows), so a plan merged here or in
-    // the general kernel gives the same output.
-    if (2 * warp < rows) MergeRows<T, 2>(p, kOutHeadDim, task, 2 * warp, weights);
+    // the general kernel gives the same output. Units of KV head pairs
+    // (kOutHeadDim half the kernel's) have up to 16 rows: two passes.
+    if constexpr (kOutHeadDim != kHeadDim) {
+      for (int row = 2 * warp; row < rows; row += 2 * kWarps) {
+        MergeRows<T, 2>(p, kOutHeadDim, task, row, weights);
+      }
+    } else if (2 * warp < rows) {
+      MergeRows<T, 2>(p, kOutHeadDim, task, 2 * warp, weights);
+    }
   } else {
     for (int row = warp; row < rows; row += kWarps) {
       MergeRow<T>(p, kOutHeadDim, task, row, weights);
@@ -1191,7 +1197,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     if (key_way == 0 && has_rows) {
       WriteRows<T, kHeadDim>(p, unit, row_block, segment.partial, state);
     }
-    if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
+    // (The general kernel never runs plans of KV head pairs.)
+    if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows, 1)) {
       MergeIfLastPiece<T, kHeadDim, false>(p, segment.merge_task, unit.rows, merge_o, merge_flag,
                                            segment, q_smem);
     }
@@ -1402,7 +1409,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
       LoadDecodeQueries<T, kHeadDim, kKvHeadPairs>(p, s + 2, q_tile, &query_full[i % 2], lane);
     }
     if (key_way == 0) WriteRows<T, kHeadDim, kKvHeadPairs>(p, unit, 0, segment.partial, state);
-    if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows)) {
+    if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows, kKvHeadPairs ? 2 : 1)) {
       // (Its spread form stages through the query tiles: only at a worker's
       // last segment, when no query load is in flight.)
       MergeIfLastPiece<T, kHeadDim, true, kKvHeadPairs ? kHeadDim / 2 : kHeadDim>(
@@ -1770,7 +1777,8 @@ cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaS
   // it) and whose grid fits on the GPU at once launches cooperatively: every
   // CTA is then resident, so the pieces of a unit may wait for each other and
   // spread its merge (MergeIfLastPiece). Else the unit's last piece merges it.
-  if (decode && params.plan.max_merge_tasks > 0 && MergedByAttentionKernel(params.max_unit_rows) &&
+  if (decode && params.plan.max_merge_tasks > 0 &&
+      MergedByAttentionKernel(params.max_unit_rows, params.kv_heads_per_unit) &&
       params.plan.num_workers <= resident_decode_ctas) {
     launch_params.cooperative = 1;
     cudaLaunchConfig_t config = {};

@@ -101,11 +101,11 @@ static_assert(std::is_trivially_copyable<PagedAttentionParams>::value,
 // The attention kernel for one (dtype, head_dim), one instantiation per .cu
 // file. Grid: params.plan.num_workers CTAs; each runs its plan segments and
 // writes out/lse (uncut units) or its partial (cut units); the worker that
-// finishes the last piece of a cut unit of <= kFusedMergeMaxRows rows merges
-// it (or, for a decode plan whose merges all stay in the kernel and whose grid
-// fits on the GPU at once, launched cooperatively, the unit's pieces merge a
-// slice each). Every CTA also zero-fills its share of the CUDA-graph padding
-// tokens. Returns the launch error.
+// finishes the last piece of a cut unit of <= kFusedMergeMaxRows rows (twice
+// that for KV head pairs: MergedByAttentionKernel) merges it (or, for a decode plan whose merges
+// all stay in the kernel and whose grid fits on the GPU at once, launched cooperatively, the unit's
+// pieces merge a slice each). Every CTA also zero-fills its share of the CUDA-graph padding tokens.
+// Returns the launch error.
 template <DType kDType, int kHeadDim>
 cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaStream_t stream);
 
@@ -127,7 +127,7 @@ PA_DECLARE_ATTENTION_KERNEL(DType::kFloat16, 256);
 #undef PA_DECLARE_ATTENTION_KERNEL
 
 // The merge kernel: combines the partials of the plan's merge tasks whose
-// units have more than kFusedMergeMaxRows rows (work_plan.h; the attention
+// units have more than kFusedMergeMaxRows rows (MergedByAttentionKernel; the attention
 // kernel merges the others itself), LSE-weighted in partial order. Its
 // `merge_blocks` blocks take one (task, row) item per warp, or two adjacent
 // rows when the items outnumber the warps, for rows < rows_per_task (an

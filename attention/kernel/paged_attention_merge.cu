@@ -1,6 +1,7 @@
 // The merge kernel of the paged attention kernel (paged_attention_kernel.h):
 // combines the partials of the plan's merge tasks whose units have more than
-// kFusedMergeMaxRows rows (the attention kernel merges smaller units itself),
+// kFusedMergeMaxRows rows (MergedByAttentionKernel: the attention kernel
+// merges smaller units itself),
 // with merge_partials.cuh's formula. One warp per (merge task, row) item, or
 // per two adjacent rows of a task when there are more items than warps;
 // warps loop over items, so the grid stays one wave however large the
@@ -237,7 +238,9 @@ __global__ void __launch_bounds__(kMergeThreads, 4)
   for (; item < items; item += step) {
     const int rows = UnitRowCount(task.q_len, p.group, task.unit_tile);
     const int row = item % rows_per_task;
-    if (!MergedByAttentionKernel(rows) && row < rows) {
+    // (Plans of KV head pairs never launch this kernel: the attention kernel
+    // merges all of their units.)
+    if (!MergedByAttentionKernel(rows, 1) && row < rows) {
       if constexpr (kRowPairs) {
         const bool two_rows = row_pairs && row + 1 < rows;
         if (OnePassShape<kHeadDim>::kPairMaxPartials >= 2 && two_rows &&

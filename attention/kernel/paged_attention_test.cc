@@ -612,16 +612,18 @@ TEST_F(PagedAttentionGpuTest, GraphReplayWithLongerKeysMatchesEager) {
 // Head_dim 64 decode plans units of KV head pairs (work_plan.h,
 // CanPairKvHeads), which the head_dim 128 decode kernel runs: each query in
 // its KV head's half of a 128-wide row, zeros in the other. Every GQA ratio
-// that pairs (1, 2 and 4 query heads per KV head, up to 8 rows per unit),
-// both dtypes, pages 1 / 16 / 64, every mask mode, balanced and pinned plans
-// (fused merges of up to 64 pieces), against the reference with NaN in the
+// that pairs (1, 2, 4 and 8 query heads per KV head, up to 16 rows per unit:
+// 8-row units fold without a barrier, larger ones with), both dtypes, pages
+// 1 / 16 / 64, every mask mode, balanced and pinned plans (fused merges of up
+// to 64 pieces, by the last piece), against the reference with NaN in the
 // pool slots no request owns; one request over every worker, whose pieces
-// merge a slice each; and graph replays bit for bit with eager.
+// merge a slice each (8 and 16 rows); and graph replays bit for bit with
+// eager.
 TEST_F(PagedAttentionGpuTest, KvHeadPairsMatchReference) {
   struct Heads {
     int32_t num_q_heads, num_kv_heads, max_q;
   };
-  const Heads heads[] = {{32, 8, 1}, {16, 8, 2}, {8, 8, 4}, {4, 2, 1}};
+  const Heads heads[] = {{32, 8, 2}, {64, 8, 1}, {16, 8, 4}, {8, 8, 8}, {4, 2, 1}};
   std::vector<AttentionOptions> modes(4);
   modes[1].mask = MaskMode::kNonCausal;
   modes[2].window_left = 37;
@@ -654,13 +656,15 @@ TEST_F(PagedAttentionGpuTest, KvHeadPairsMatchReference) {
   }
   BatchSpec one;
   one.head_dim = 64;
-  one.num_q_heads = 32;
   one.num_kv_heads = 8;
   one.q_lens = {1};
   one.k_lens = {30000};
-  one.seed = rng();
-  SCOPED_TRACE("one request");
-  CheckBatch(one, {0});
+  for (const int32_t num_q_heads : {32, 64}) {
+    one.num_q_heads = num_q_heads;
+    one.seed = rng();
+    SCOPED_TRACE(absl::StrCat("one request, ", num_q_heads, "/8"));
+    CheckBatch(one, {0});
+  }
 
   BatchSpec graph = one;
   graph.q_lens = {1, 1, 1, 1, 1};
@@ -668,9 +672,12 @@ TEST_F(PagedAttentionGpuTest, KvHeadPairsMatchReference) {
   graph.total_q_tokens = 8;  // capacities: padding tokens past the live ones
   graph.max_seq_len_q = 1;
   graph.max_pages_per_request = 8192 / 16;
-  SCOPED_TRACE("graph");
-  ExpectReplaysMatchEager(graph, {{{1, 1, 1, 0, 1}, {8000, 5000, 3, 1, 8192}},
-                                  {{1, 1, 1, 1, 1}, {7000, 6000, 300, 1, 8000}}});
+  for (const int32_t num_q_heads : {32, 64}) {
+    graph.num_q_heads = num_q_heads;
+    SCOPED_TRACE(absl::StrCat("graph, ", num_q_heads, "/8"));
+    ExpectReplaysMatchEager(graph, {{{1, 1, 1, 0, 1}, {8000, 5000, 3, 1, 8192}},
+                                    {{1, 1, 1, 1, 1}, {7000, 6000, 300, 1, 8000}}});
+  }
 }
 
 }  // namespace

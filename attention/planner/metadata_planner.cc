@@ -64,11 +64,14 @@ absl::Status ValidatePlannerConfig(const PlannerConfig& config) {
 }
 
 PartitionConfig PartitionConfigFor(const PlannerConfig& config, int32_t kv_heads_per_unit) {
+  const UnitGeometry unit = UnitGeometryOf(
+      config.num_kv_heads, config.num_kv_heads > 0 ? config.num_q_heads / config.num_kv_heads : 0,
+      config.head_dim, kv_heads_per_unit);
   PartitionConfig partition;
-  partition.num_kv_heads = config.num_kv_heads / kv_heads_per_unit;
-  partition.group =
-      config.num_kv_heads > 0 ? config.num_q_heads / config.num_kv_heads * kv_heads_per_unit : 0;
-  partition.head_dim = config.head_dim * kv_heads_per_unit;
+  partition.num_kv_heads = unit.num_kv_heads;
+  partition.group = unit.group;
+  partition.head_dim = unit.head_dim;
+  partition.kv_heads_per_unit = kv_heads_per_unit;
   partition.num_workers = config.num_sms * config.ctas_per_sm;
   partition.pinned_splits = config.pinned_splits;
   partition.mask = config.mask;

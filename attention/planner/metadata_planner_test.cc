@@ -262,8 +262,8 @@ TEST(MetadataPlannerTest, CaptureShapePlansLiveRowsLikeEagerAndPadsTheRest) {
 }
 
 // Units of KV head pairs: head_dim 64, an even KV head count, at most
-// kFusedMergeMaxRows packed rows of two heads' queries, no tree masks, and the
-// config's consent.
+// 2 x kFusedMergeMaxRows packed rows of two heads' queries (what the decode
+// kernel merges by itself for pairs), no tree masks, and the config's consent.
 TEST(MetadataPlannerTest, KvHeadPairsFollowTheShape) {
   auto pairs = [](int32_t hq, int32_t hkv, int32_t head_dim, int32_t max_q,
                   TreeMasks tree = TreeMasks::kNone, bool allowed = true) {
@@ -278,11 +278,14 @@ TEST(MetadataPlannerTest, KvHeadPairsFollowTheShape) {
     return KvHeadsPerUnit(config, shape);
   };
   EXPECT_EQ(pairs(32, 8, 64, 1), 2);   // decode at group 4: 8 rows
-  EXPECT_EQ(pairs(32, 8, 64, 2), 1);   // 16 rows
-  EXPECT_EQ(pairs(16, 8, 64, 2), 2);   // group 2
-  EXPECT_EQ(pairs(8, 8, 64, 4), 2);    // MHA, q = 4
-  EXPECT_EQ(pairs(8, 8, 64, 5), 1);    // 10 rows
-  EXPECT_EQ(pairs(64, 8, 64, 1), 1);   // group 8: 16 rows
+  EXPECT_EQ(pairs(32, 8, 64, 2), 2);   // 16 rows
+  EXPECT_EQ(pairs(32, 8, 64, 3), 1);   // 24 rows
+  EXPECT_EQ(pairs(16, 8, 64, 4), 2);   // group 2
+  EXPECT_EQ(pairs(16, 8, 64, 5), 1);   // 20 rows
+  EXPECT_EQ(pairs(8, 8, 64, 8), 2);    // MHA, q = 8
+  EXPECT_EQ(pairs(8, 8, 64, 9), 1);    // 18 rows
+  EXPECT_EQ(pairs(64, 8, 64, 1), 2);   // group 8: 16 rows
+  EXPECT_EQ(pairs(64, 8, 64, 2), 1);   // 32 rows
   EXPECT_EQ(pairs(12, 3, 64, 1), 1);   // an odd KV head count
   EXPECT_EQ(pairs(32, 8, 128, 1), 1);  // head_dim 128 rows are 256 bytes already
   EXPECT_EQ(pairs(32, 8, 64, 0), 1);   // nothing to plan
@@ -291,33 +294,36 @@ TEST(MetadataPlannerTest, KvHeadPairsFollowTheShape) {
 }
 
 // A head_dim 64 decode plan of KV head pairs names each pair by its first KV
-// head / 2, with two groups' rows per unit, and the float64 executor following
-// it equals the logical reference, as does the plan of single heads.
+// head / 2, with two groups' rows per unit (8 at 32/8, 16 at 64/8), and the
+// float64 executor following it equals the logical reference, as does the
+// plan of single heads.
 TEST(MetadataPlannerTest, KvHeadPairsPlanTwoHeadsPerUnit) {
   std::mt19937_64 rng(TestSeed());
   RandomBatchLimits limits;
   limits.max_batch_size = 5;
   limits.max_prefix = 900;
   const ModeCase decode{ForwardMode::kDecode, SeqLensConvention::kIncludesNewTokens};
-  for (int trial = 0; trial < 4; ++trial) {
+  for (int trial = 0; trial < 8; ++trial) {
+    const int32_t hq = trial % 2 == 0 ? 32 : 64;
     const Scenario scenario = MustBuild(RandomScenarioSpec(decode, 16, limits, rng));
     if (scenario.batch.batch_size() == 0) continue;
     const AttentionData data =
-        MakeAttentionData(*scenario.pool, scenario.batch, 32, 8, 64, DType::kBFloat16, rng())
+        MakeAttentionData(*scenario.pool, scenario.batch, hq, 8, 64, DType::kBFloat16, rng())
             .value();
     const AttentionOptions options = DefaultOptions(64);
     const HostAttentionResult logical = AttendLogicalSequences(
-        LogicalRequestsOf(*scenario.pool, scenario.batch, data), 32, 8, 64, options);
+        LogicalRequestsOf(*scenario.pool, scenario.batch, data), hq, 8, 64, options);
     for (const bool allowed : {true, false}) {
-      SCOPED_TRACE(absl::StrCat("trial ", trial, allowed ? " pairs" : " single heads"));
-      PlannerConfig config = Config(32, 8, 64);
-      config.num_sms = 1 + trial;  // few workers: units get cut and merged too
+      SCOPED_TRACE(
+          absl::StrCat("trial ", trial, " heads ", hq, "/8", allowed ? " pairs" : " single heads"));
+      PlannerConfig config = Config(hq, 8, 64);
+      config.num_sms = 1 + trial / 2;  // few workers: units get cut and merged too
       config.kv_head_pairs = allowed;
       const HostMetadata plan = MustPlan(scenario, config);
       const int32_t per_unit = allowed ? 2 : 1;
       EXPECT_EQ(plan.View().plan.kv_heads_per_unit, per_unit);
       EXPECT_EQ(plan.View().plan.num_kv_heads, 8);
-      EXPECT_EQ(plan.View().plan.group, 4);
+      EXPECT_EQ(plan.View().plan.group, hq / 8);
       EXPECT_EQ(plan.View().plan.head_dim, 64);
       for (int32_t s = 0; s < plan.summary.partition.num_segments; ++s) {
         ASSERT_GE(plan.segments[s].kv_head, 0);

@@ -192,13 +192,16 @@ TEST(TreePlannerTest, ShapeWithoutTreeMasksRefusesATreeBatch) {
 }
 
 // A graph captured for trees also serves chain batches: every bit set is the
-// causal mask, so the result equals the plan without masks.
+// causal mask, so the result equals the plan without masks (planned, like
+// every tree, without KV head pairs: the 16 rows of this verify would take
+// them without masks).
 TEST(TreePlannerTest, TreeShapeServesChainBatchesUnchanged) {
   std::mt19937_64 rng(TestSeed());
   RandomBatchLimits limits;
   const ModeCase verify{ForwardMode::kTargetVerify, SeqLensConvention::kPrefixOnly};
   const Scenario scenario = MustBuild(RandomScenarioSpec(verify, 16, limits, rng));
-  const PlannerConfig config = HostPlannerConfig(kHeads, kKvHeads, kHeadDim);
+  PlannerConfig config = HostPlannerConfig(kHeads, kKvHeads, kHeadDim);
+  config.kv_head_pairs = false;
   const HostMetadata with_masks =
       PlanOnHost(
           scenario.batch, *scenario.pool, config,

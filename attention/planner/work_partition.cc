@@ -203,7 +203,8 @@ class PlanWriter {
     const int32_t q_len = cu_seqlens_q_[request + 1] - q_begin;
     const int64_t cost = tile_hi - tile_lo + kSegmentOverheadTiles;
     const bool fused_piece =
-        partial >= 0 && MergedByAttentionKernel(UnitRowCount(q_len, config_.group, unit_tile));
+        partial >= 0 && MergedByAttentionKernel(UnitRowCount(q_len, config_.group, unit_tile),
+                                                config_.kv_heads_per_unit);
     worker_cost_ += cost;
     worker_time_ += cost + (fused_piece ? kFusedPieceTiles : 0);
     counts_.total_cost += cost;
@@ -485,6 +486,7 @@ absl::Status ValidatePartitionConfig(const PartitionConfig& config) {
     return absl::InvalidArgumentError(
         absl::StrCat("PartitionConfig.head_dim = ", config.head_dim, " is not 64, 128 or 256"));
   }
+  RETURN_IF_ERROR(in_range("kv_heads_per_unit", config.kv_heads_per_unit, 1, 2));
   RETURN_IF_ERROR(in_range("num_workers", config.num_workers, 1, 1 << 20));
   RETURN_IF_ERROR(in_range("pinned_splits", config.pinned_splits, 0, 1 << 16));
   if (config.mask != MaskMode::kCausal && config.mask != MaskMode::kNonCausal) {

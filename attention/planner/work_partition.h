@@ -43,7 +43,11 @@ struct PartitionConfig {
   int32_t num_kv_heads = 0;  // [1, kMaxKvHeads]
   int32_t group = 0;         // query heads per KV head, [1, kMaxGroup]
   int32_t head_dim = 0;      // 64, 128 or 256: sets the key tile
-  int32_t num_workers = 0;   // CTAs the kernel runs: SMs x CTAs per SM
+  // The three fields above are the units' (UnitGeometryOf): 2 for plans of KV
+  // head pairs, whose cut units of up to twice kFusedMergeMaxRows rows the
+  // attention kernel merges (MergedByAttentionKernel); 1 otherwise.
+  int32_t kv_heads_per_unit = 1;
+  int32_t num_workers = 0;  // CTAs the kernel runs: SMs x CTAs per SM
   // > 0: cut every unit into this many segments (fewer when it has fewer key
   // tiles), ignoring balance: for tests and batch-invariant serving. 0: balance.
   int32_t pinned_splits = 0;

@@ -11,9 +11,10 @@
 // segment writes out/lse directly; a unit cut into several writes one float32
 // partial per segment, and a *merge task* combines them (LSE-weighted, in
 // partial order, so the result does not depend on which worker finished first).
-// Units of at most kFusedMergeMaxRows rows (decode) are merged inside the
-// attention kernel by the worker that finishes their last piece; larger units
-// by the separate merge kernel (see kFusedMergeMaxRows for why).
+// Units of at most kFusedMergeMaxRows rows (decode; twice that for units of
+// KV head pairs) are merged inside the attention kernel by the worker that
+// finishes their last piece; larger units by the separate merge kernel (see
+// kFusedMergeMaxRows for why, MergedByAttentionKernel for the rule).
 //
 // Worker w processes segments [worker_begin[w], worker_begin[w + 1]) in order.
 // The planner computes the plan on the host from the live lengths, for eager
@@ -58,10 +59,12 @@ static_assert(KeysPerTile(256) % 16 == 0, "a tile is a whole number of mma k16 s
 inline constexpr int32_t kFusedMergeMaxRows = 8;
 
 // Whether a cut unit of `unit_rows` packed rows is merged by the attention
-// kernel (else by the merge kernel): the one rule both kernels and the
-// launcher apply.
-inline constexpr bool MergedByAttentionKernel(int32_t unit_rows) {
-  return unit_rows <= kFusedMergeMaxRows;
+// kernel (else by the merge kernel): the one rule the planner, both kernels
+// and the launcher apply. A unit of KV head pairs (kv_heads_per_unit 2, see
+// CanPairKvHeads) may have twice the rows: each of its rows merges only its
+// own head's half, so 16 of them are the bytes of 8 single-head rows.
+inline constexpr bool MergedByAttentionKernel(int32_t unit_rows, int32_t kv_heads_per_unit) {
+  return unit_rows <= kFusedMergeMaxRows * kv_heads_per_unit;
 }
 
 // Packed rows of unit `unit_tile` of a request with q_len query tokens.
@@ -81,12 +84,28 @@ inline constexpr int32_t UnitRowCount(int32_t q_len, int32_t group, int32_t unit
 // the head_dim 128 decode kernel runs it, each query in its own head's half
 // of a 128-wide row (zeros in the other half: its logits are exact, since
 // the other head's keys are finite), each output from its own half. Only
-// for units the decode kernel folds and merges by itself (<= kFusedMergeMaxRows
-// rows), without tree masks.
+// for units the decode kernel folds and merges by itself
+// (MergedByAttentionKernel: <= 2 x kFusedMergeMaxRows rows of a pair), without
+// tree masks.
 inline constexpr bool CanPairKvHeads(int32_t head_dim, int32_t num_kv_heads, int32_t group,
                                      int32_t max_q_len) {
   return head_dim == 64 && num_kv_heads % 2 == 0 && max_q_len >= 1 &&
-         int64_t{max_q_len} * group * 2 <= kFusedMergeMaxRows;
+         int64_t{max_q_len} * group * 2 <= int64_t{kFusedMergeMaxRows} * 2;
+}
+
+// A plan's units as the partition and the kernel see them: a unit of a KV
+// head pair (kv_heads_per_unit 2) is one KV head of half as many, with twice
+// the group and twice the head_dim (the 256-byte runs it reads, and the key
+// tile of that head_dim).
+struct UnitGeometry {
+  int32_t num_kv_heads;
+  int32_t group;  // packed rows per query token
+  int32_t head_dim;
+};
+inline constexpr UnitGeometry UnitGeometryOf(int32_t num_kv_heads, int32_t group, int32_t head_dim,
+                                             int32_t kv_heads_per_unit) {
+  return {num_kv_heads / kv_heads_per_unit, group * kv_heads_per_unit,
+          head_dim * kv_heads_per_unit};
 }
 
 // Keys one tree mask word covers (AttentionMetadata::tree_mask): the last 64

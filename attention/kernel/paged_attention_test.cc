@@ -366,6 +366,9 @@ TEST_F(PagedAttentionGpuTest, DecodeKernelMatchesGeneralKernelBitForBit) {
                                                                            : i < 2    ? 9000
                                                                                       : 900)(rng));
       }
+      // Units of one KV head in both: at head_dim 64 the decode plan's 16
+      // rows would pair (CanPairKvHeads), the general kernel's 64 never do.
+      spec.kv_heads_per_unit = 1;
       SCOPED_TRACE(
           absl::StrCat("hd", head_dim, " ", pinned < 0 ? "one request" : PlanName(pinned)));
       const HostBatch decode = MakeRandomBatch(OnThisGpu(spec));

@@ -600,6 +600,9 @@ TEST(WorkPartitionTest, RejectsBadConfigByField) {
   PartitionConfig config = Config(1, 1, 128, 2);
   config.window_left = -5;
   EXPECT_NE(error(config).find("window_left = -5"), std::string::npos);
+  config = Config(1, 1, 128, 2);
+  config.kv_heads_per_unit = 3;
+  EXPECT_NE(error(config).find("kv_heads_per_unit = 3 is outside [1, 2]"), std::string::npos);
   // Three workers need four worker_begin entries.
   EXPECT_EQ(PartitionWork(batch.cu_seqlens_q, batch.cache_seqlens, Config(1, 1, 128, 3), buffers)
                 .status()

@@ -195,7 +195,7 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the work plan has kv_heads_per_unit ", plan.kv_heads_per_unit,
         "; pairs (2) are for head_dim 64, an even num_kv_heads, max_seq_len_q x group x 2 <= ",
-        2 * kFusedMergeMaxRows, " and no tree_mask, and the call has head_dim ", args.head_dim,
+        FusedMergeMaxRows(2), " and no tree_mask, and the call has head_dim ", args.head_dim,
         ", num_kv_heads ", args.num_kv_heads, ", group ", group, ", max_seq_len_q ",
         md.max_seq_len_q, ", tree_mask ", md.tree_mask != nullptr ? "set" : "null"));
   }

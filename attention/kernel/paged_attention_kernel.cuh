@@ -972,7 +972,9 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     // pass, so the second row does not wait for the first one's round trips.
     // Bit for bit the per-row merge (MergeRows), so a plan merged here or in
     // the general kernel gives the same output. Units of KV head pairs
-    // (kOutHeadDim half the kernel's) have up to 16 rows: two passes.
+    // (kOutHeadDim half the kernel's) have up to 16 rows: two passes. The
+    // other instantiations merge at most 8 rows, one pass; they keep the
+    // single `if` so their code stays the code that was measured.
     if constexpr (kOutHeadDim != kHeadDim) {
       for (int row = 2 * warp; row < rows; row += 2 * kWarps) {
         MergeRows<T, 2>(p, kOutHeadDim, task, row, weights);

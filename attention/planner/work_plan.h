@@ -63,8 +63,11 @@ inline constexpr int32_t kFusedMergeMaxRows = 8;
 // and the launcher apply. A unit of KV head pairs (kv_heads_per_unit 2, see
 // CanPairKvHeads) may have twice the rows: each of its rows merges only its
 // own head's half, so 16 of them are the bytes of 8 single-head rows.
+inline constexpr int32_t FusedMergeMaxRows(int32_t kv_heads_per_unit) {
+  return kFusedMergeMaxRows * kv_heads_per_unit;
+}
 inline constexpr bool MergedByAttentionKernel(int32_t unit_rows, int32_t kv_heads_per_unit) {
-  return unit_rows <= kFusedMergeMaxRows * kv_heads_per_unit;
+  return unit_rows <= FusedMergeMaxRows(kv_heads_per_unit);
 }
 
 // Packed rows of unit `unit_tile` of a request with q_len query tokens.
@@ -90,7 +93,7 @@ inline constexpr int32_t UnitRowCount(int32_t q_len, int32_t group, int32_t unit
 inline constexpr bool CanPairKvHeads(int32_t head_dim, int32_t num_kv_heads, int32_t group,
                                      int32_t max_q_len) {
   return head_dim == 64 && num_kv_heads % 2 == 0 && max_q_len >= 1 &&
-         int64_t{max_q_len} * group * 2 <= int64_t{kFusedMergeMaxRows} * 2;
+         int64_t{max_q_len} * group * 2 <= FusedMergeMaxRows(2);
 }
 
 // A plan's units as the partition and the kernel see them: a unit of a KV

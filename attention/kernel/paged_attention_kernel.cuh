@@ -68,13 +68,11 @@ namespace attention_kernel {
 // lives here, where it cannot change how ptxas builds the general kernel's
 // 64-row loop (every change to the fused merge in the one kernel moved 64-row
 // units by 2-5%, NOTES.md). head_dim 64 takes five stages (3-5% faster on its
-// decode); head_dim 128 and 256 keep four, since five were 2% faster on short
-// requests but 0.5-1.4% slower on long ones at head_dim 128 (NOTES.md). At
-// head_dim 256 two query tiles fit beside the ring only with a smaller
-// scratch (FoldSlots, KernelTraits::kKeyWayMergeSlots).
-constexpr bool HasDecodeKernel(int head_dim) {
-  return head_dim == 64 || head_dim == 128 || head_dim == 256;
-}
+// decode); head_dim 128 keeps four, since five were 2% faster on short requests
+// but 0.5-1.4% slower on long ones (NOTES.md). head_dim 256 has none: one
+// that fits two CTAs per SM (three fold slots, the barrier fold through one
+// slot) measured no faster than the general kernel (NOTES.md `HD256D`).
+constexpr bool HasDecodeKernel(int head_dim) { return head_dim == 64 || head_dim == 128; }
 constexpr int kDecodeMaxRows = 16;
 // The paired-tiles instantiations (head_dim 128, general and tree kernels):
 // units of four row blocks (more than 32 rows, the wgmma units) take two key
@@ -91,13 +89,6 @@ constexpr int DecodeStages(int head_dim) { return head_dim == 64 ? 5 : 4; }
 // lane / 4 + 8, is padding there), whose O, max and sum fill one fold slot.
 constexpr int kFoldSlotRows = 8;
 constexpr int FoldSlotFloats(int head_dim) { return (head_dim / 8) * 2 * 32 + 2 * 32; }
-// Fold slots: one per key way, but at head_dim 256 the folder keeps its own
-// state in registers (FoldKeyWaysIntoFolder): four slots of 8.25 KB there
-// would leave no room for two CTAs per SM beside two query tiles.
-constexpr int FoldSlots(int head_dim) { return head_dim == 256 ? 3 : 4; }
-// Slot of key way `way` when `folder` folds without a slot of its own: the
-// ways after the folder's, in order.
-__device__ __forceinline__ int FoldSlotOf(int way, int folder) { return (way - folder + 3) % 4; }
 constexpr int MaxOf(int a, int b) { return a > b ? a : b; }
 // The deep ring of the paired-tiles kernels that run compute-bound plans
 // (requests whose units share K/V: q_len x group > kUnitRows): five stages, for
@@ -136,14 +127,9 @@ struct KernelTraits {
   // its fold without a CTA barrier: FoldKeyWays): in the query tile once it
   // is no longer read, or in a scratch of their own where the query tile is
   // too small (decode). The scratch's users take turns (ConsumeDecodeSegments).
-  // The head_dim 256 decode kernel folds with barriers through one 16-row
-  // slot, a way at a time (FoldKeyWaysThroughOneSlot), for the same reason
-  // as FoldSlots.
-  static constexpr int kKeyWayMergeSlots = kDecode && kHeadDim == 256 ? 1 : 2;
-  static constexpr int kKeyWayMergeBytes = kKeyWayMergeSlots * 16 * kHeadDim * 4;
+  static constexpr int kKeyWayMergeBytes = 2 * 16 * kHeadDim * 4;
   static constexpr int kWeightTableBytes = kConsumerWarps * kMergeWeights * 4;
-  static constexpr int kFoldBytes =
-      kDecode ? FoldSlots(kHeadDim) * FoldSlotFloats(kHeadDim) * 4 : 0;
+  static constexpr int kFoldBytes = kDecode ? kConsumerWarps * FoldSlotFloats(kHeadDim) * 4 : 0;
   static constexpr int kMergeScratchBytes =
       MaxOf(MaxOf(kKeyWayMergeBytes, kWeightTableBytes), kFoldBytes);
   static constexpr bool kScratchInQueryTile = kQBytes >= kMergeScratchBytes;
@@ -159,8 +145,7 @@ struct KernelTraits {
                                             1024;  // + alignment slack
   // A second query tile lets the consumers load the next segment's queries
   // while the current segment runs (no DRAM round trip at a segment
-  // boundary), where two CTAs per SM still fit (not in the general kernel at
-  // head_dim 256, whose query tile holds 64 rows). The
+  // boundary), where two CTAs per SM still fit (not at head_dim 256). The
   // deep ring spends that tile on a fifth stage instead: compute-bound units
   // are long, so few workers cross many segment boundaries.
   static constexpr int kQueryTiles =
@@ -1035,30 +1020,6 @@ __device__ __forceinline__ void FoldKeyWaysWithBarriers(RowState<kHeadDim>& stat
   }
 }
 
-// FoldKeyWaysWithBarriers<kHeadDim, true> for the head_dim 256 decode
-// kernel's four key ways of one row block, through one 16-row slot
-// (KernelTraits::kKeyWayMergeSlots): a round's upper ways store in turn, so
-// the merges are the same, in the same order (the same bits), at two more
-// CTA barriers where both upper ways had tiles. A way without tiles is
-// skipped (its state is empty; the merge would change no bit); the last
-// round always runs, for its barriers. Uniform over the consumers.
-template <int kHeadDim>
-__device__ __forceinline__ void FoldKeyWaysThroughOneSlot(RowState<kHeadDim>& state, float* merge_o,
-                                                          float* merge_state, int key_way,
-                                                          int num_tiles, int lane) {
-  // (upper way, the way it folds into), in FoldKeyWaysWithBarriers' order.
-  constexpr int kSteps[3][2] = {{2, 0}, {3, 1}, {1, 0}};
-#pragma unroll
-  for (int step = 0; step < 3; ++step) {
-    const int upper = kSteps[step][0], lower = kSteps[step][1];
-    if (upper > 1 && num_tiles <= upper) continue;
-    ConsumerBarrier();
-    if (key_way == upper) state.Store(merge_o, merge_state, lane);
-    ConsumerBarrier();
-    if (key_way == lower) state.Merge(merge_o, merge_state, lane);
-  }
-}
-
 // The consumer warps of the general, tree and paired-tiles kernels (the
 // decode kernel's are ConsumeDecodeSegments).
 template <typename T, int kHeadDim, bool kTreeMasks, bool kPairedTiles, bool kDeepRing>
@@ -1309,44 +1270,6 @@ __device__ __forceinline__ void FoldKeyWays(const float* slots, RowState<kHeadDi
   }
 }
 
-// FoldKeyWays for the head_dim 256 decode kernel (FoldSlots): the folder's
-// own way (logical way `folder`) is `state`, the other three are in slots
-// FoldSlotOf(way, folder). The same tree and arithmetic, so the same bits.
-// Every way's values are loaded and the folder's replaced by a select (its
-// pointer is slot 0's, never a slot past the three): no branch per element.
-template <int kHeadDim>
-__device__ __forceinline__ void FoldKeyWaysIntoFolder(const float* slots, int folder,
-                                                      RowState<kHeadDim>& state, int lane) {
-  constexpr int kSlot = FoldSlotFloats(kHeadDim);
-  constexpr int kMax = (kHeadDim / 4) * 32;
-  constexpr int kSum = kMax + 32;
-  const float* way[4];
-#pragma unroll
-  for (int w = 0; w < 4; ++w) {
-    way[w] = slots + (w == folder ? 0 : FoldSlotOf(w, folder)) * kSlot + lane;
-  }
-  auto value = [&](int w, int at, float own) { return w == folder ? own : way[w][at]; };
-  const MergeWeights a = MergeWeightsOf(value(0, kMax, state.max[0]), value(2, kMax, state.max[0]));
-  const MergeWeights b = MergeWeightsOf(value(1, kMax, state.max[0]), value(3, kMax, state.max[0]));
-  const MergeWeights ab = MergeWeightsOf(a.max, b.max);
-  const float own_sum = state.sum[0];
-  state.max[0] = ab.max;
-  state.sum[0] = Weighted(
-      Weighted(value(3, kSum, own_sum), b.theirs, value(1, kSum, own_sum), b.mine), ab.theirs,
-      Weighted(value(2, kSum, own_sum), a.theirs, value(0, kSum, own_sum), a.mine), ab.mine);
-#pragma unroll
-  for (int d = 0; d < kHeadDim / 8; ++d) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int at = (2 * d + e) * 32;
-      const float own = state.o[d][e];
-      state.o[d][e] =
-          Weighted(Weighted(value(0, at, own), a.mine, value(2, at, own), a.theirs), ab.mine,
-                   Weighted(value(1, at, own), b.mine, value(3, at, own), b.theirs), ab.theirs);
-    }
-  }
-}
-
 // Loads segment s's query tile into `tile` by one warp's cp.async (rows past
 // the unit zero-filled); each lane arrives on `tile_full` (32 arrivals) once
 // its copies have landed. Lane r works out row r's address (one division by
@@ -1463,21 +1386,11 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
       if (scratch_read_by_barrier_fold) ConsumerBarrier();  // uniform: every way is here
       scratch_read_by_barrier_fold = false;
       if (folds > 0) MbarrierWait(fold_free, (folds - 1) & 1);  // the last fold read the slots
-      constexpr bool kSlotPerWay = FoldSlots(kHeadDim) == kWays;
-      if constexpr (kSlotPerWay) {
-        StoreFoldSlot(state, scratch + key_way * FoldSlotFloats(kHeadDim), lane);
-      } else if (key_way != folder) {
-        StoreFoldSlot(state, scratch + FoldSlotOf(key_way, folder) * FoldSlotFloats(kHeadDim),
-                      lane);
-      }
+      StoreFoldSlot(state, scratch + key_way * FoldSlotFloats(kHeadDim), lane);
       WarpArrive(fold_full, 1);
       if (key_way == folder) {
         MbarrierWait(fold_full, folds & 1);
-        if constexpr (kSlotPerWay) {
-          FoldKeyWays(scratch, state, lane);
-        } else {
-          FoldKeyWaysIntoFolder(scratch, folder, state, lane);
-        }
+        FoldKeyWays(scratch, state, lane);
         WarpArrive(fold_free, 1);
         WriteRows<T, kHeadDim, kKvHeadPairs>(p, unit, 0, -1, state);
         // Every way is through the segment, so its query tile is free.
@@ -1491,12 +1404,8 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
 
     // The barrier fold, in logical ways, without the rounds of no tiles
     // (short segments fold in one round).
-    if constexpr (Traits::kKeyWayMergeSlots == 1) {
-      FoldKeyWaysThroughOneSlot(state, scratch, merge_state, key_way, tiles.num_tiles, lane);
-    } else {
-      FoldKeyWaysWithBarriers<kHeadDim, true>(state, scratch, merge_state, kWays, key_way, 1, 0,
-                                              tiles.num_tiles, lane);
-    }
+    FoldKeyWaysWithBarriers<kHeadDim, true>(state, scratch, merge_state, kWays, key_way, 1, 0,
+                                            tiles.num_tiles, lane);
     scratch_read_by_barrier_fold = true;
     // Past the fold's barriers every way is through the segment.
     if (key_way == 1 && has_next_query) {

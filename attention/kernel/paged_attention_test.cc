@@ -300,9 +300,8 @@ BatchSpec GroupOfEightSpec(int32_t head_dim, std::mt19937_64& rng) {
 // Three workers, so each runs dozens of segments back to back whose units
 // alternate between 8, 16, 32 and 64 rows (one, two and four row blocks):
 // each segment's query tile is loaded while the segment before it runs, into
-// the other of two tiles (one tile in the general kernel at head_dim 256),
-// and a unit of more row blocks than the one before it must still get all of
-// its rows.
+// the other of two tiles (one tile at head_dim 256), and a unit of more row
+// blocks than the one before it must still get all of its rows.
 TEST_F(PagedAttentionGpuTest, FewWorkersRunManySegmentsEach) {
   for (const int32_t head_dim : {64, 128, 256}) {
     std::mt19937_64 rng(TestSeed() + head_dim);
@@ -351,7 +350,7 @@ void ExpectSamePlanAndBits(const HostBatch& a, const char* a_kernel, const HostB
 // general kernel. Both must give the same bits: an engine's eager step and its
 // graph replay may take different kernels.
 TEST_F(PagedAttentionGpuTest, DecodeKernelMatchesGeneralKernelBitForBit) {
-  for (const int32_t head_dim : {64, 128, 256}) {  // the head_dims with a decode kernel
+  for (const int32_t head_dim : {64, 128}) {  // the head_dims with a decode kernel
     // -1: one decode request over every worker (q = 1: units of `group`
     // rows, no merge kernel, one segment per worker), which the decode kernel
     // runs cooperatively, spreading each unit's merge over its pieces

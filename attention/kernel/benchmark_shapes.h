@@ -145,8 +145,8 @@ inline std::vector<AttentionBenchmarkShape> AttentionBenchmarkShapes() {
     add(uniform("Decode", 32, 8, 1, 1, 131072, 16, head_dim));
     add(uniform("Decode", 32, 8, 128, 1, 4096, 16, head_dim));
   }
-  // Head_dim 256 draft extend q4 (16-row units: the decode kernel's fold
-  // with barriers, through one slot there).
+  // Head_dim 256 draft extend q4 (16-row units: the general kernel, beside
+  // the decode kernel's units of at most 8 rows).
   add(uniform("DraftExtend", 32, 8, 16, 4, 8192, 16, 256));
   // Head_dim 64 units of 16 rows of two KV heads (work_plan.h, CanPairKvHeads):
   // 64/8 decode (GPT-OSS's heads) and 32/8 draft extend q = 2.

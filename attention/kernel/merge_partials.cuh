@@ -275,9 +275,12 @@ __device__ __forceinline__ void WaitForCountAtMost(const int32_t* counter, unsig
 // `weights`), and each output float4 is summed by one thread in MergeRow's
 // order (lane groups of j = g mod groups, folded as FoldLaneGroups does), so
 // the bits equal MergeRow's. `staged` (shared memory, as an address and as a
-// pointer) holds the slice's values. Requires rows <= 8 and num_partials <=
-// kMergeWeights - 2 (two table slots keep the row's max and sum).
-template <typename T, int kThreads>
+// pointer) holds the slice's values. Requires rows <= 8, num_partials <=
+// kMergeWeights - 2 (two table slots keep the row's max and sum) and a slice
+// of at most kRounds x kThreads outputs: each thread sums up to kRounds of
+// them (2 at head_dim 256, where 8 rows in 2 or 3 pieces are slices of 256 or
+// 171 float4s; 1 elsewhere).
+template <typename T, int kThreads, int kRounds>
 __device__ void MergeSlice(const PagedAttentionParams& p, int32_t head_dim, const MergeTask& task,
                            int rows, int piece, float* weights, uint32_t staged_address,
                            const float4* staged, int thread) {
@@ -322,26 +325,30 @@ __device__ void MergeSlice(const PagedAttentionParams& p, int32_t head_dim, cons
   }
   CpAsyncWaitAll();
   ConsumerBarrier();
-  if (thread >= count) return;
-  const int e = e_begin + thread;
-  const int row = e / pieces, column = e % pieces;
-  const float* table = weights + (row - row_first) * kMergeWeights;
-  const int groups = 32 / min(32, pieces);  // MergeRow's lane groups (2 at head_dim 64)
-  float4 acc[1] = {make_float4(0.0f, 0.0f, 0.0f, 0.0f)};
-  for (int g = 0; g < groups; ++g) {
-    float4 part = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int j = g; j < n; j += groups) AddScaled(part, table[j], staged[thread * n + j]);
-    if (g == 0) {
-      acc[0] = part;
-    } else {  // FoldLaneGroups: group 0's copy plus the others'
-      acc[0].x += part.x;
-      acc[0].y += part.y;
-      acc[0].z += part.z;
-      acc[0].w += part.w;
+#pragma unroll
+  for (int round = 0; round < kRounds; ++round) {
+    const int t = thread + round * kThreads;  // this output of the slice
+    if (count <= t) return;
+    const int e = e_begin + t;
+    const int row = e / pieces, column = e % pieces;
+    const float* table = weights + (row - row_first) * kMergeWeights;
+    const int groups = 32 / min(32, pieces);  // MergeRow's lane groups (2 at head_dim 64)
+    float4 acc[1] = {make_float4(0.0f, 0.0f, 0.0f, 0.0f)};
+    for (int g = 0; g < groups; ++g) {
+      float4 part = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      for (int j = g; j < n; j += groups) AddScaled(part, table[j], staged[t * n + j]);
+      if (g == 0) {
+        acc[0] = part;
+      } else {  // FoldLaneGroups: group 0's copy plus the others'
+        acc[0].x += part.x;
+        acc[0].y += part.y;
+        acc[0].z += part.z;
+        acc[0].w += part.w;
+      }
     }
+    StoreMergedRow<T>(p, head_dim, task, row, acc, column, pieces, table[kMergeWeights - 1],
+                      table[kMergeWeights - 2], column == 0);
   }
-  StoreMergedRow<T>(p, head_dim, task, row, acc, column, pieces, table[kMergeWeights - 1],
-                    table[kMergeWeights - 2], column == 0);
 }
 
 // Writes zeros to out and -inf to lse for the query tokens of CUDA-graph

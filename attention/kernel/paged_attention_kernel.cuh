@@ -25,8 +25,8 @@
 //   rows <= 32: two row blocks x 2 key ways;   rows <= 64: four row blocks.
 // Key ways are merged through shared memory (LSE-weighted) at the segment's
 // end, so decode (a few rows) keeps all four warps busy. Plans whose units
-// all have at most 16 rows run the decode instantiation where the head_dim
-// has one (HasDecodeKernel: head_dim 64 and 128; 16-row query tiles).
+// all have at most DecodeMaxRows rows (16; 8 at head_dim 256) run the decode
+// instantiation (HasDecodeKernel; 16-row query tiles).
 //
 // A unit cut into pieces writes float32 partials. When it has at most
 // kFusedMergeMaxRows rows (decode; twice that for KV head pairs), each worker counts its finished
@@ -68,12 +68,21 @@ namespace attention_kernel {
 // lives here, where it cannot change how ptxas builds the general kernel's
 // 64-row loop (every change to the fused merge in the one kernel moved 64-row
 // units by 2-5%, NOTES.md). head_dim 64 takes five stages (3-5% faster on its
-// decode); head_dim 128 keeps four, since five were 2% faster on short requests
-// but 0.5-1.4% slower on long ones (NOTES.md). head_dim 256 has none: one
-// that fits two CTAs per SM (three fold slots, the barrier fold through one
-// slot) measured no faster than the general kernel (NOTES.md `HD256D`).
-constexpr bool HasDecodeKernel(int head_dim) { return head_dim == 64 || head_dim == 128; }
-constexpr int kDecodeMaxRows = 16;
+// decode); head_dim 128 and 256 keep four, since five were 2% faster on short
+// requests but 0.5-1.4% slower on long ones at head_dim 128 (NOTES.md).
+//
+// At head_dim 256 the decode kernel takes units of at most 8 rows and keeps
+// only their O (RowState<256, 8>: 64 registers, not 128): with 16 rows it
+// spilled like the general kernel, whose spill reloads under a saturated
+// memory system made each unit boundary cost ~7.5 us (its fold and write;
+// NOTES.md `HD256D`, the timeline). Two query tiles fit beside its ring with
+// three fold slots (FoldSlots).
+constexpr bool HasDecodeKernel(int head_dim) {
+  return head_dim == 64 || head_dim == 128 || head_dim == 256;
+}
+// Rows of the decode kernel's units, and of its RowState.
+constexpr int DecodeMaxRows(int head_dim) { return head_dim == 256 ? 8 : 16; }
+constexpr int kDecodeMaxRows = 16;  // rows of its query tiles (one m16 row block)
 // The paired-tiles instantiations (head_dim 128, general and tree kernels):
 // units of four row blocks (more than 32 rows, the wgmma units) take two key
 // tiles per softmax step, which took 64-row verify and prefill 13-17% (NOTES.md,
@@ -89,6 +98,13 @@ constexpr int DecodeStages(int head_dim) { return head_dim == 64 ? 5 : 4; }
 // lane / 4 + 8, is padding there), whose O, max and sum fill one fold slot.
 constexpr int kFoldSlotRows = 8;
 constexpr int FoldSlotFloats(int head_dim) { return (head_dim / 8) * 2 * 32 + 2 * 32; }
+// Fold slots: one per key way, but at head_dim 256 the folder keeps its own
+// state in registers (FoldKeyWaysIntoFolder): four slots of 8.25 KB there
+// would leave no room for two CTAs per SM beside two query tiles.
+constexpr int FoldSlots(int head_dim) { return head_dim == 256 ? 3 : 4; }
+// Slot of key way `way` when `folder` folds without a slot of its own: the
+// ways after the folder's, in order.
+__device__ __forceinline__ int FoldSlotOf(int way, int folder) { return (way - folder + 3) % 4; }
 constexpr int MaxOf(int a, int b) { return a > b ? a : b; }
 // The deep ring of the paired-tiles kernels that run compute-bound plans
 // (requests whose units share K/V: q_len x group > kUnitRows): five stages, for
@@ -127,9 +143,12 @@ struct KernelTraits {
   // its fold without a CTA barrier: FoldKeyWays): in the query tile once it
   // is no longer read, or in a scratch of their own where the query tile is
   // too small (decode). The scratch's users take turns (ConsumeDecodeSegments).
-  static constexpr int kKeyWayMergeBytes = 2 * 16 * kHeadDim * 4;
+  // Rows of the consumers' RowState (DecodeMaxRows).
+  static constexpr int kStateRows = kDecode ? DecodeMaxRows(kHeadDim) : 16;
+  static constexpr int kKeyWayMergeBytes = 2 * kStateRows * kHeadDim * 4;
   static constexpr int kWeightTableBytes = kConsumerWarps * kMergeWeights * 4;
-  static constexpr int kFoldBytes = kDecode ? kConsumerWarps * FoldSlotFloats(kHeadDim) * 4 : 0;
+  static constexpr int kFoldBytes =
+      kDecode ? FoldSlots(kHeadDim) * FoldSlotFloats(kHeadDim) * 4 : 0;
   static constexpr int kMergeScratchBytes =
       MaxOf(MaxOf(kKeyWayMergeBytes, kWeightTableBytes), kFoldBytes);
   static constexpr bool kScratchInQueryTile = kQBytes >= kMergeScratchBytes;
@@ -145,7 +164,8 @@ struct KernelTraits {
                                             1024;  // + alignment slack
   // A second query tile lets the consumers load the next segment's queries
   // while the current segment runs (no DRAM round trip at a segment
-  // boundary), where two CTAs per SM still fit (not at head_dim 256). The
+  // boundary), where two CTAs per SM still fit (not in the general kernel at
+  // head_dim 256, whose query tile holds 64 rows). The
   // deep ring spends that tile on a fifth stage instead: compute-bound units
   // are long, so few workers cross many segment boundaries.
   static constexpr int kQueryTiles =
@@ -423,28 +443,35 @@ __device__ __forceinline__ float Weighted(float x, float x_weight, float y, floa
   return __fmaf_rn(x_weight, x, __fmul_rn(y_weight, y));
 }
 
-// The running softmax state of one warp's 16 rows (this thread's two rows:
-// lane / 4 and lane / 4 + 8) over the keys it has seen.
-template <int kHeadDim>
+// The running softmax state of one warp's kRows rows over the keys it has
+// seen: 16 (this thread's two rows: lane / 4 and lane / 4 + 8), or 8 (row
+// lane / 4 only: the head_dim 256 decode kernel, KernelTraits::kStateRows),
+// whose O is then half as many registers (64 at head_dim 256).
+template <int kHeadDim, int kRows = 16>
 struct RowState {
-  float o[kHeadDim / 8][4];  // unnormalised O, mma accumulator layout
-  float max[2];              // running max of the logits, log2 units (-inf: no key yet)
-  float sum[2];              // this thread's share of the running sum of exp2(s - max)
+  static_assert(kRows == 8 || kRows == 16, "one or both of a thread's rows");
+  static constexpr int kHalves = kRows / 8;  // this thread's rows
+  float o[kHeadDim / 8][2 * kHalves];        // unnormalised O, mma accumulator layout
+  float max[kHalves];  // running max of the logits, log2 units (-inf: no key yet)
+  float sum[kHalves];  // this thread's share of the running sum of exp2(s - max)
 
   __device__ __forceinline__ void Reset() {
 #pragma unroll
     for (int d = 0; d < kHeadDim / 8; ++d) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) o[d][e] = 0.0f;
+      for (int e = 0; e < 2 * kHalves; ++e) o[d][e] = 0.0f;
     }
-    max[0] = max[1] = -INFINITY;
-    sum[0] = sum[1] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kHalves; ++i) {
+      max[i] = -INFINITY;
+      sum[i] = 0.0f;
+    }
   }
 
   // Folds another state of the same rows in (LSE-weighted).
   __device__ __forceinline__ void Merge(const float* other_o, const float* other_ml, int lane) {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < kHalves; ++i) {
       const MergeWeights w = MergeWeightsOf(max[i], other_ml[i * 32 + lane]);
       max[i] = w.max;
       // (The sum's terms in the other order: the compiler's choice before
@@ -452,9 +479,10 @@ struct RowState {
       sum[i] = Weighted(other_ml[(2 + i) * 32 + lane], w.theirs, sum[i], w.mine);
 #pragma unroll
       for (int d = 0; d < kHeadDim / 8; ++d) {
-        o[d][2 * i] = Weighted(o[d][2 * i], w.mine, other_o[(d * 4 + 2 * i) * 32 + lane], w.theirs);
-        o[d][2 * i + 1] =
-            Weighted(o[d][2 * i + 1], w.mine, other_o[(d * 4 + 2 * i + 1) * 32 + lane], w.theirs);
+        o[d][2 * i] =
+            Weighted(o[d][2 * i], w.mine, other_o[(d * 2 * kHalves + 2 * i) * 32 + lane], w.theirs);
+        o[d][2 * i + 1] = Weighted(o[d][2 * i + 1], w.mine,
+                                   other_o[(d * 2 * kHalves + 2 * i + 1) * 32 + lane], w.theirs);
       }
     }
   }
@@ -463,12 +491,12 @@ struct RowState {
 #pragma unroll
     for (int d = 0; d < kHeadDim / 8; ++d) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) to_o[(d * 4 + e) * 32 + lane] = o[d][e];
+      for (int e = 0; e < 2 * kHalves; ++e) to_o[(d * 2 * kHalves + e) * 32 + lane] = o[d][e];
     }
-    to_ml[0 * 32 + lane] = max[0];
-    to_ml[1 * 32 + lane] = max[1];
-    to_ml[2 * 32 + lane] = sum[0];
-    to_ml[3 * 32 + lane] = sum[1];
+#pragma unroll
+    for (int i = 0; i < kHalves; ++i) to_ml[i * 32 + lane] = max[i];
+#pragma unroll
+    for (int i = 0; i < kHalves; ++i) to_ml[(2 + i) * 32 + lane] = sum[i];
   }
 };
 
@@ -526,7 +554,9 @@ __device__ __forceinline__ int RowBlocks(int rows) { return rows <= 16 ? 1 : row
 // S = Q K^T for one warp's 16 rows (row block `row_block` of the unit) with
 // mma.sync. (Splitting the k-steps over two accumulator sets was tried: the
 // extra registers spilled and every mma.sync shape ran 5-7% slower.)
-template <typename T, int kHeadDim, int kQueryRows>
+// With kRows 8 (RowState), rows 8-15 of the A fragments are zeros: one
+// ldmatrix.x2 per k-step instead of x4, and half the fragment registers.
+template <typename T, int kHeadDim, int kQueryRows, int kRows = 16>
 __device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, uint32_t k_base,
                                                 float (&s)[KeysPerTile(kHeadDim) / 8][4]) {
   constexpr int kKeys = KeysPerTile(kHeadDim);
@@ -537,8 +567,18 @@ __device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, 
 #pragma unroll
   for (int ks = 0; ks < kHeadDim / 16; ++ks) {
     uint32_t a[4];
-    LdMatrixX4(a, q_base + 2 * TileOffset<kHeadDim, kQueryRows>(
-                                   row_block * 16 + ldm_row + ldm_hi8 * 8, ks * 2 + ldm_hi16));
+    if constexpr (kRows == 16) {
+      LdMatrixX4(a, q_base + 2 * TileOffset<kHeadDim, kQueryRows>(
+                                     row_block * 16 + ldm_row + ldm_hi8 * 8, ks * 2 + ldm_hi16));
+    } else {  // lanes 0-7: rows 0-7 at k 0-7; lanes 8-15: at k 8-15
+      uint32_t top[2];
+      LdMatrixX2(top, q_base + 2 * TileOffset<kHeadDim, kQueryRows>(row_block * 16 + ldm_row,
+                                                                    ks * 2 + ldm_hi8));
+      a[0] = top[0];
+      a[1] = 0u;
+      a[2] = top[1];
+      a[3] = 0u;
+    }
 #pragma unroll
     for (int nb = 0; nb < kKeys / 16; ++nb) {
       uint32_t b[4];
@@ -586,8 +626,8 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, const uint32_t (&
 }
 
 // Scales O's values of this thread's row i (0: lane / 4, 1: lane / 4 + 8).
-template <int kHeadDim>
-__device__ __forceinline__ void RescaleRow(RowState<kHeadDim>& state, int i, float factor) {
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ void RescaleRow(RowState<kHeadDim, kRows>& state, int i, float factor) {
 #pragma unroll
   for (int d = 0; d < kHeadDim / 8; ++d) {
     state.o[d][2 * i] *= factor;
@@ -598,13 +638,14 @@ __device__ __forceinline__ void RescaleRow(RowState<kHeadDim>& state, int i, flo
 // Keys kb * 16 .. + 15 of P (the probabilities in S's accumulators) as one
 // bf16/fp16 A fragment of m16n8k16 (two n8 blocks of S); wgmma's register A
 // fragment has the same layout.
-template <typename T, int kKeys>
+// With kRows 8, rows 8-15 are zeros (their products are discarded).
+template <typename T, int kKeys, int kRows = 16>
 __device__ __forceinline__ void PackProbabilities(const float (&s)[kKeys / 8][4], int kb,
                                                   uint32_t (&a)[4]) {
   a[0] = PackPair<T>(s[2 * kb][0], s[2 * kb][1]);
-  a[1] = PackPair<T>(s[2 * kb][2], s[2 * kb][3]);
+  a[1] = kRows == 16 ? PackPair<T>(s[2 * kb][2], s[2 * kb][3]) : 0u;
   a[2] = PackPair<T>(s[2 * kb + 1][0], s[2 * kb + 1][1]);
-  a[3] = PackPair<T>(s[2 * kb + 1][2], s[2 * kb + 1][3]);
+  a[3] = kRows == 16 ? PackPair<T>(s[2 * kb + 1][2], s[2 * kb + 1][3]) : 0u;
 }
 
 // S = Q K^T, mask, online softmax and O += P V for one warp's 16 rows
@@ -614,15 +655,18 @@ __device__ __forceinline__ void PackProbabilities(const float (&s)[kKeys / 8][4]
 // once per 64 keys instead of once per 32. kScaleInExp (paired steps only):
 // the logit scale applied in the exponent (see below).
 template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kTiles = 1,
-          bool kScaleInExp = false>
+          bool kScaleInExp = false, int kRows = 16>
 __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
                                            int row_block, int key0, bool use_wgmma, uint32_t q_base,
                                            const uint32_t (&k_base)[kTiles],
                                            const uint32_t (&v_base)[kTiles],
-                                           RowState<kHeadDim>& state) {
+                                           RowState<kHeadDim, kRows>& state) {
+  constexpr int kHalves = kRows / 8;  // this thread's rows (RowState)
   constexpr int kTileKeys = KeysPerTile(kHeadDim);
   constexpr int kKeys = kTiles * kTileKeys;
   static_assert(kKeys <= 64, "a row's visible keys are one 64-bit mask");
+  static_assert(kRows == 16 || (kHeadDim == 256 && kTiles == 1),
+                "8-row states: head_dim 256 decode");
   const int lane = threadIdx.x % 32;
   const int ldm_row = lane % 8;
   const int ldm_hi8 = (lane / 8) % 2;
@@ -637,7 +681,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   if (PA_HAS_WGMMA && use_wgmma) {
     QueryKeyWgmma<T, kHeadDim, kTiles>(q_base, k_base, s);
   } else if constexpr (kTiles == 1) {
-    QueryKeyMmaSync<T, kHeadDim, kQueryRows>(row_block, q_base, k_base[0], s);
+    QueryKeyMmaSync<T, kHeadDim, kQueryRows, kRows>(row_block, q_base, k_base[0], s);
   }
 
   // Logits in log2 units, then the mask (only on tiles that need one). Each
@@ -683,7 +727,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
     // the window), cut by the row's mask word on tree tiles: a bit mask per
     // row over the tile, then one select per element.
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < kHalves; ++i) {
       int first = unit.key_begin - key0;  // tile-relative, inclusive
       int last = unit.key_end - 1 - key0;
       if (causal) {
@@ -715,7 +759,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   // as its reference so no -inf - -inf appears.
   float rescale[2];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < kHalves; ++i) {
     float tile_max;
     if constexpr (kScaleInExp) {
       float raw_max = -INFINITY;
@@ -759,9 +803,11 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   // and a multiply by exactly 1 changes no bit. It shortens the path into
   // O += P V (64-row units 1-2% faster beside wgmma P V, NOTES.md). Head_dim
   // 256 rescales every tile, above: the branch made its spills 2% slower.
-  if (kHeadDim <= 128 && __any_sync(kFullMask, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
-    RescaleRow(state, 0, rescale[0]);
-    RescaleRow(state, 1, rescale[1]);
+  if constexpr (kHeadDim <= 128) {
+    if (__any_sync(kFullMask, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
+      RescaleRow(state, 0, rescale[0]);
+      RescaleRow(state, 1, rescale[1]);
+    }
   }
 
   // O += P V, P as A fragments (PackProbabilities).
@@ -802,14 +848,19 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
 #pragma unroll
     for (int kb = 0; kb < kKeys / 16; ++kb) {
       uint32_t a[4];
-      PackProbabilities<T, kKeys>(s, kb, a);
+      PackProbabilities<T, kKeys, kRows>(s, kb, a);
       const int row = kb * 16 + ldm_row + ldm_hi8 * 8;
 #pragma unroll
       for (int db = 0; db < kHeadDim / 16; ++db) {
         uint32_t b[4];
         LdMatrixX4Trans(b, v_base[0] + 2 * TileOffset<kHeadDim, kKeys>(row, db * 2 + ldm_hi16));
-        Mma16816<T>(state.o[2 * db], a, b[0], b[1]);
-        Mma16816<T>(state.o[2 * db + 1], a, b[2], b[3]);
+        if constexpr (kRows == 16) {
+          Mma16816<T>(state.o[2 * db], a, b[0], b[1]);
+          Mma16816<T>(state.o[2 * db + 1], a, b[2], b[3]);
+        } else {  // rows 8-15 are padding: only rows 0-7 accumulate
+          Mma16816TopRows<T>(state.o[2 * db], a, b[0], b[1]);
+          Mma16816TopRows<T>(state.o[2 * db + 1], a, b[2], b[3]);
+        }
       }
     }
   }
@@ -846,15 +897,15 @@ __device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, co
 // instantiation): each row's output is the half of the kernel's columns that
 // its KV head's values filled (LoadDecodeQueries put its query there),
 // written as a row of kHeadDim / 2 to out or to the partial.
-template <typename T, int kHeadDim, bool kKvHeadPairs = false>
+template <typename T, int kHeadDim, bool kKvHeadPairs = false, int kRows = 16>
 __device__ __forceinline__ void WriteRows(const PagedAttentionParams& p, const UnitView& unit,
                                           int row_block, int partial,
-                                          const RowState<kHeadDim>& state) {
+                                          const RowState<kHeadDim, kRows>& state) {
   constexpr int kOutHeadDim = kKvHeadPairs ? kHeadDim / 2 : kHeadDim;
   constexpr int kUpper = kOutHeadDim / 8;  // O's column blocks of the upper half
   const int lane = threadIdx.x % 32;
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < RowState<kHeadDim, kRows>::kHalves; ++i) {
     float sum = state.sum[i];
     sum += __shfl_xor_sync(kFullMask, sum, 1);
     sum += __shfl_xor_sync(kFullMask, sum, 2);
@@ -957,7 +1008,11 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
   if constexpr (kDecode) {
     if (flag->spread != 0) {
       const MergeTask task = MergeTaskFromWords(flag->task[0], flag->task[1]);
-      MergeSlice<T, KernelTraits<kHeadDim>::kConsumerThreads>(
+      // A slice has at most half of the unit's outputs (two pieces or more).
+      constexpr int kThreads = KernelTraits<kHeadDim>::kConsumerThreads;
+      constexpr int kMaxOutputs =
+          FusedMergeMaxRows(kOutHeadDim != kHeadDim ? 2 : 1) * kOutHeadDim / 4;
+      MergeSlice<T, kThreads, CeilDiv(kMaxOutputs, 2 * kThreads)>(
           p, kOutHeadDim, task, rows, segment.partial - task.first_partial, scratch,
           SmemAddress(staging), reinterpret_cast<const float4*>(staging), threadIdx.x);
       return;
@@ -999,23 +1054,23 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
 // and 0), so four key ways fold in two rounds and short segments, such as a
 // one-tile call's, in one. The last round always runs, for its barriers.
 // Uniform over the consumers.
-template <int kHeadDim, bool kSkipEmptyRounds>
-__device__ __forceinline__ void FoldKeyWaysWithBarriers(RowState<kHeadDim>& state, float* merge_o,
-                                                        float* merge_state, int key_ways,
-                                                        int key_way, int row_blocks, int row_block,
-                                                        int num_tiles, int lane) {
+template <int kHeadDim, bool kSkipEmptyRounds, int kRows = 16>
+__device__ __forceinline__ void FoldKeyWaysWithBarriers(RowState<kHeadDim, kRows>& state,
+                                                        float* merge_o, float* merge_state,
+                                                        int key_ways, int key_way, int row_blocks,
+                                                        int row_block, int num_tiles, int lane) {
   constexpr int kMergeStateFloats = KernelTraits<kHeadDim>::kMergeStateFloats;
   for (int half = key_ways / 2; half >= 1; half /= 2) {
     if (kSkipEmptyRounds && half > 1 && num_tiles <= half) continue;
     ConsumerBarrier();
     if (key_way >= half && key_way < 2 * half) {
       const int slot = (key_way - half) * row_blocks + row_block;
-      state.Store(merge_o + slot * 16 * kHeadDim, merge_state + slot * kMergeStateFloats, lane);
+      state.Store(merge_o + slot * kRows * kHeadDim, merge_state + slot * kMergeStateFloats, lane);
     }
     ConsumerBarrier();
     if (key_way < half) {
       const int slot = key_way * row_blocks + row_block;
-      state.Merge(merge_o + slot * 16 * kHeadDim, merge_state + slot * kMergeStateFloats, lane);
+      state.Merge(merge_o + slot * kRows * kHeadDim, merge_state + slot * kMergeStateFloats, lane);
     }
   }
 }
@@ -1226,8 +1281,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
 
 // One key way's fold slot: O of the thread's row lane / 4, then its running
 // max and sum.
-template <int kHeadDim>
-__device__ __forceinline__ void StoreFoldSlot(const RowState<kHeadDim>& state, float* slot,
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ void StoreFoldSlot(const RowState<kHeadDim, kRows>& state, float* slot,
                                               int lane) {
 #pragma unroll
   for (int d = 0; d < kHeadDim / 8; ++d) {
@@ -1243,8 +1298,8 @@ __device__ __forceinline__ void StoreFoldSlot(const RowState<kHeadDim>& state, f
 // segment), into `state`: the barrier fold's tree (way w takes way w + 2,
 // then way 0 takes way 1) in RowState::Merge's arithmetic, so the unit comes
 // out bit for bit as in the general kernel.
-template <int kHeadDim>
-__device__ __forceinline__ void FoldKeyWays(const float* slots, RowState<kHeadDim>& state,
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ void FoldKeyWays(const float* slots, RowState<kHeadDim, kRows>& state,
                                             int lane) {
   constexpr int kSlot = FoldSlotFloats(kHeadDim);
   constexpr int kMax = (kHeadDim / 4) * 32;
@@ -1266,6 +1321,44 @@ __device__ __forceinline__ void FoldKeyWays(const float* slots, RowState<kHeadDi
       const int at = (2 * d + e) * 32;
       state.o[d][e] = Weighted(Weighted(way0[at], a.mine, way2[at], a.theirs), ab.mine,
                                Weighted(way1[at], b.mine, way3[at], b.theirs), ab.theirs);
+    }
+  }
+}
+
+// FoldKeyWays for the head_dim 256 decode kernel (FoldSlots): the folder's
+// own way (logical way `folder`) is `state`, the other three are in slots
+// FoldSlotOf(way, folder). The same tree and arithmetic, so the same bits.
+// Every way's values are loaded and the folder's replaced by a select (its
+// pointer is slot 0's, never a slot past the three): no branch per element.
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ void FoldKeyWaysIntoFolder(const float* slots, int folder,
+                                                      RowState<kHeadDim, kRows>& state, int lane) {
+  constexpr int kSlot = FoldSlotFloats(kHeadDim);
+  constexpr int kMax = (kHeadDim / 4) * 32;
+  constexpr int kSum = kMax + 32;
+  const float* way[4];
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    way[w] = slots + (w == folder ? 0 : FoldSlotOf(w, folder)) * kSlot + lane;
+  }
+  auto value = [&](int w, int at, float own) { return w == folder ? own : way[w][at]; };
+  const MergeWeights a = MergeWeightsOf(value(0, kMax, state.max[0]), value(2, kMax, state.max[0]));
+  const MergeWeights b = MergeWeightsOf(value(1, kMax, state.max[0]), value(3, kMax, state.max[0]));
+  const MergeWeights ab = MergeWeightsOf(a.max, b.max);
+  const float own_sum = state.sum[0];
+  state.max[0] = ab.max;
+  state.sum[0] = Weighted(
+      Weighted(value(3, kSum, own_sum), b.theirs, value(1, kSum, own_sum), b.mine), ab.theirs,
+      Weighted(value(2, kSum, own_sum), a.theirs, value(0, kSum, own_sum), a.mine), ab.mine);
+#pragma unroll
+  for (int d = 0; d < kHeadDim / 8; ++d) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int at = (2 * d + e) * 32;
+      const float own = state.o[d][e];
+      state.o[d][e] =
+          Weighted(Weighted(value(0, at, own), a.mine, value(2, at, own), a.theirs), ab.mine,
+                   Weighted(value(1, at, own), b.mine, value(3, at, own), b.theirs), ab.theirs);
     }
   }
 }
@@ -1339,7 +1432,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
   uint64_t* fold_free = barriers + 3;
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
-  RowState<kHeadDim> state;
+  RowState<kHeadDim, Traits::kStateRows> state;
   uint32_t tile_counter = 0;  // tiles consumed by this CTA so far: same sequence as the producer's
   int folds = 0;              // barrier-free folds so far (fold_full / fold_free phases)
   bool scratch_read_by_barrier_fold = false;  // by the segment before (see above)
@@ -1373,8 +1466,8 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
       MbarrierWait(&full[stage], (g / Traits::kStages) & 1);
       const uint32_t k_base[1] = {SmemAddress(k_ring + stage * Traits::kTileElems)};
       const uint32_t v_base[1] = {SmemAddress(v_ring + stage * Traits::kTileElems)};
-      AttendTile<T, kHeadDim, kQueryRows, false>(p, unit, 0, (tiles.first_tile + t) * kKeysPerTile,
-                                                 false, q_base, k_base, v_base, state);
+      AttendTile<T, kHeadDim, kQueryRows, false, 1, false, Traits::kStateRows>(
+          p, unit, 0, (tiles.first_tile + t) * kKeysPerTile, false, q_base, k_base, v_base, state);
       WarpArrive(&empty[stage], kWays);  // the stage's one reader, for every way
     }
     tile_counter += tiles.num_tiles;
@@ -1386,13 +1479,23 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
       if (scratch_read_by_barrier_fold) ConsumerBarrier();  // uniform: every way is here
       scratch_read_by_barrier_fold = false;
       if (folds > 0) MbarrierWait(fold_free, (folds - 1) & 1);  // the last fold read the slots
-      StoreFoldSlot(state, scratch + key_way * FoldSlotFloats(kHeadDim), lane);
+      constexpr bool kSlotPerWay = FoldSlots(kHeadDim) == kWays;
+      if constexpr (kSlotPerWay) {
+        StoreFoldSlot(state, scratch + key_way * FoldSlotFloats(kHeadDim), lane);
+      } else if (key_way != folder) {
+        StoreFoldSlot(state, scratch + FoldSlotOf(key_way, folder) * FoldSlotFloats(kHeadDim),
+                      lane);
+      }
       WarpArrive(fold_full, 1);
       if (key_way == folder) {
         MbarrierWait(fold_full, folds & 1);
-        FoldKeyWays(scratch, state, lane);
+        if constexpr (kSlotPerWay) {
+          FoldKeyWays(scratch, state, lane);
+        } else {
+          FoldKeyWaysIntoFolder(scratch, folder, state, lane);
+        }
         WarpArrive(fold_free, 1);
-        WriteRows<T, kHeadDim, kKvHeadPairs>(p, unit, 0, -1, state);
+        WriteRows<T, kHeadDim, kKvHeadPairs, Traits::kStateRows>(p, unit, 0, -1, state);
         // Every way is through the segment, so its query tile is free.
         if (has_next_query) {
           LoadDecodeQueries<T, kHeadDim, kKvHeadPairs>(p, s + 2, q_tile, &query_full[i % 2], lane);
@@ -1411,7 +1514,9 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
     if (key_way == 1 && has_next_query) {
       LoadDecodeQueries<T, kHeadDim, kKvHeadPairs>(p, s + 2, q_tile, &query_full[i % 2], lane);
     }
-    if (key_way == 0) WriteRows<T, kHeadDim, kKvHeadPairs>(p, unit, 0, segment.partial, state);
+    if (key_way == 0) {
+      WriteRows<T, kHeadDim, kKvHeadPairs, Traits::kStateRows>(p, unit, 0, segment.partial, state);
+    }
     if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows, kKvHeadPairs ? 2 : 1)) {
       // (Its spread form stages through the query tiles: only at a worker's
       // last segment, when no query load is in flight.)
@@ -1424,7 +1529,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
 // kTreeMasks: the instantiation for plans with tree masks
 // (AttentionMetadata::tree_mask); the other one never looks at them.
 // kDecode: the decode kernel (KernelTraits), for plans of units of at most
-// kDecodeMaxRows rows and no tree masks. kPairedTiles: two key tiles per
+// DecodeMaxRows rows and no tree masks. kPairedTiles: two key tiles per
 // softmax step for units of four row blocks (HasPairedTilesKernel); with
 // kDeepRing, five stages and one query tile (kDeepRingStages) for plans whose
 // units share K/V. The ring changes when tiles land, not what is computed.
@@ -1625,7 +1730,7 @@ KernelVariant VariantFor(const PagedAttentionParams& params) {
                      : KernelVariant::kTreeMasks;
   }
   if (attention_kernel::HasDecodeKernel(kHeadDim) &&
-      params.max_unit_rows <= attention_kernel::kDecodeMaxRows) {
+      params.max_unit_rows <= attention_kernel::DecodeMaxRows(kHeadDim)) {
     return KernelVariant::kDecode;
   }
   return deep_ring ? KernelVariant::kGeneralPairedDeepRing

@@ -191,7 +191,8 @@ TEST_P(PagedAttentionSweepTest, MatchesReferenceForEveryModeAndPlan) {
     spec.seed = rng();
     if (variant == 2) {
       // Decode and two-token draft-extend only (at most 16 rows per unit):
-      // the decode kernel where the head_dim has one.
+      // the decode kernel where the head_dim has one (at head_dim 256 only
+      // where a unit has at most 8 rows: MQA, GQA 4 at q = 1 and 2).
       for (int32_t i = 0; i < 9; ++i) {
         const int32_t q = 1 + i % 2;
         spec.q_lens.push_back(q);
@@ -300,8 +301,9 @@ BatchSpec GroupOfEightSpec(int32_t head_dim, std::mt19937_64& rng) {
 // Three workers, so each runs dozens of segments back to back whose units
 // alternate between 8, 16, 32 and 64 rows (one, two and four row blocks):
 // each segment's query tile is loaded while the segment before it runs, into
-// the other of two tiles (one tile at head_dim 256), and a unit of more row
-// blocks than the one before it must still get all of its rows.
+// the other of two tiles (one tile in the general kernel at head_dim 256),
+// and a unit of more row blocks than the one before it must still get all of
+// its rows.
 TEST_F(PagedAttentionGpuTest, FewWorkersRunManySegmentsEach) {
   for (const int32_t head_dim : {64, 128, 256}) {
     std::mt19937_64 rng(TestSeed() + head_dim);
@@ -350,17 +352,21 @@ void ExpectSamePlanAndBits(const HostBatch& a, const char* a_kernel, const HostB
 // general kernel. Both must give the same bits: an engine's eager step and its
 // graph replay may take different kernels.
 TEST_F(PagedAttentionGpuTest, DecodeKernelMatchesGeneralKernelBitForBit) {
-  for (const int32_t head_dim : {64, 128}) {  // the head_dims with a decode kernel
+  for (const int32_t head_dim : {64, 128, 256}) {  // the head_dims with a decode kernel
     // -1: one decode request over every worker (q = 1: units of `group`
     // rows, no merge kernel, one segment per worker), which the decode kernel
     // runs cooperatively, spreading each unit's merge over its pieces
     // (MergeSlice): it must give the general kernel's MergeRow bits too.
-    for (const int32_t pinned : {0, 1, 7, -1}) {
+    // Pinned 2 and 3: units of 8 rows in two and three pieces, each its
+    // worker's last, so spread merges of slices of 128-256 outputs (more
+    // than a thread each at head_dim 256, MergeSlice's kRounds).
+    for (const int32_t pinned : {0, 1, 2, 3, 7, -1}) {
       std::mt19937_64 rng(TestSeed() + head_dim + pinned);
       BatchSpec spec = GroupOfEightSpec(head_dim, rng);
       spec.pinned_splits = std::max(pinned, 0);
       for (int32_t i = 0; i < (pinned < 0 ? 1 : 12); ++i) {
-        spec.q_lens.push_back(pinned < 0 ? 1 : 1 + i % 2);
+        // (The head_dim 256 decode kernel takes units of at most 8 rows.)
+        spec.q_lens.push_back(pinned < 0 || head_dim == 256 ? 1 : 1 + i % 2);
         spec.k_lens.push_back(
             std::uniform_int_distribution<int32_t>(pinned < 0 ? 20000 : 2, pinned < 0 ? 40000
                                                                            : i < 2    ? 9000

@@ -180,6 +180,14 @@ __device__ __forceinline__ void LdMatrixX4(uint32_t (&r)[4], uint32_t address) {
                : "r"(address));
 }
 
+// Two 8x8 matrices (lanes 0-15 give the row addresses): an m16n8k16 A
+// fragment's rows 0-7 (r[0]: k 0-7, r[1]: k 8-15).
+__device__ __forceinline__ void LdMatrixX2(uint32_t (&r)[2], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(address));
+}
+
 __device__ __forceinline__ void LdMatrixX4Trans(uint32_t (&r)[4], uint32_t address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -210,6 +218,41 @@ __device__ __forceinline__ void Mma16816<__half>(float (&d)[4], const uint32_t (
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+
+// Mma16816 for an accumulator of rows 0-7 only (d: this thread's row lane /
+// 4): rows 8-15 start from zero and their results are discarded, so an O of
+// 8 rows holds half the registers. Rows 0-7 come out as Mma16816's (each
+// output is its own row's dot product).
+// (`discarded` is only ever written, by the asm: nvcc's warning 550 is off
+// for these two functions.)
+#pragma nv_diag_suppress 550
+template <typename T>
+__device__ __forceinline__ void Mma16816TopRows(float (&d)[2], const uint32_t (&a)[4], uint32_t b0,
+                                                uint32_t b1);
+
+template <>
+__device__ __forceinline__ void Mma16816TopRows<__nv_bfloat16>(float (&d)[2],
+                                                               const uint32_t (&a)[4], uint32_t b0,
+                                                               uint32_t b1) {
+  float discarded[2];
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %10, %10};\n"
+      : "+f"(d[0]), "+f"(d[1]), "=f"(discarded[0]), "=f"(discarded[1])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+}
+
+template <>
+__device__ __forceinline__ void Mma16816TopRows<__half>(float (&d)[2], const uint32_t (&a)[4],
+                                                        uint32_t b0, uint32_t b1) {
+  float discarded[2];
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %10, %10};\n"
+      : "+f"(d[0]), "+f"(d[1]), "=f"(discarded[0]), "=f"(discarded[1])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+}
+#pragma nv_diag_default 550
 
 template <typename T>
 __device__ __forceinline__ uint32_t PackPair(float lo, float hi);

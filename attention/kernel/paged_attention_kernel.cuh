@@ -196,18 +196,26 @@ struct KernelTraits {
 // producer's to the consumers (FlashAttention-3's layout): at two CTAs of
 // five warps per SM, ptxas caps every thread at 168, and the compute-bound
 // paired steps ran 2-4% faster with 184 (NOTES.md `R5WG`). Memory-bound plans
-// keep five warps: the same split cost them 0.5-1.3% (`WG`).
-template <int kHeadDim, bool kDeepRing>
-constexpr int CtaThreads() {
-  return kDeepRing ? 2 * KernelTraits<kHeadDim>::kConsumerThreads
-                   : KernelTraits<kHeadDim>::kThreads;
+// keep five warps: the same split cost them 0.5-1.3% (`WG`), except the
+// head_dim 256 decode kernel, whose consumers spill at 168 registers and
+// reload the spills on every unit boundary's path (NOTES.md `D8`, `D8WG`).
+constexpr bool SplitsRegisters(int head_dim, bool decode, bool deep_ring) {
+  return deep_ring || (decode && head_dim == 256);
 }
-// Per-thread registers after setmaxnreg in the deep-ring kernels: launched at
+template <int kHeadDim, bool kDecode, bool kDeepRing>
+constexpr int CtaThreads() {
+  return SplitsRegisters(kHeadDim, kDecode, kDeepRing)
+             ? 2 * KernelTraits<kHeadDim>::kConsumerThreads
+             : KernelTraits<kHeadDim>::kThreads;
+}
+// Per-thread registers after setmaxnreg where SplitsRegisters: launched at
 // 128 (two CTAs of 256 threads per SM), the producer warpgroup gives up
-// 128 - kProducerRegisters each and the consumer warpgroup takes as many (at
-// 56 the producer spilled once the stage index became % 5).
-constexpr int kProducerRegisters = 72;
-constexpr int kConsumerRegisters = 2 * 128 - kProducerRegisters;
+// 128 - ProducerRegisters each and the consumer warpgroup takes as many. The
+// deep ring's producer keeps 72 (at 56 it spilled once the stage index
+// became % 5); the head_dim 256 decode kernel's (four stages, no TMA) fits
+// in 56, and its consumers spill nothing at 200 (166 B at 168, 70 B at 184).
+constexpr int ProducerRegisters(bool deep_ring) { return deep_ring ? 72 : 56; }
+constexpr int ConsumerRegisters(bool deep_ring) { return 2 * 128 - ProducerRegisters(deep_ring); }
 
 __device__ __forceinline__ WorkSegment LoadSegment(const WorkSegment* segment) {
   const int4* words = reinterpret_cast<const int4*>(segment);
@@ -1538,7 +1546,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
 // rows of 64, each in its KV head's half of the kernel's 128 columns.
 template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles,
           bool kDeepRing, bool kKvHeadPairs = false>
-__global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
+__global__ void __launch_bounds__((CtaThreads<kHeadDim, kDecode, kDeepRing>()), 2)
     PagedAttentionKernel(const __grid_constant__ PagedAttentionParams p) {
   using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing>;
   static_assert(!(kDecode && kTreeMasks), "tree plans take the general kernel");
@@ -1565,7 +1573,7 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   if (p.plan.max_zero_fill_tokens > 0) {  // a CUDA-graph capacity with padding rows
     ZeroFillPadding<T>(p, kKvHeadPairs ? kHeadDim / 2 : kHeadDim, blockIdx.x, gridDim.x,
-                       CtaThreads<kHeadDim, kDeepRing>(), threadIdx.x);
+                       CtaThreads<kHeadDim, kDecode, kDeepRing>(), threadIdx.x);
   }
   const int segment_begin = p.plan.worker_begin[blockIdx.x];
   const int segment_end = p.plan.worker_begin[blockIdx.x + 1];
@@ -1585,13 +1593,14 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
     }
   }
   __syncthreads();  // the last CTA-wide barrier: roles split below
+  constexpr bool kSplitRegisters = SplitsRegisters(kHeadDim, kDecode, kDeepRing);
   if (threadIdx.x >= Traits::kConsumerThreads) {
+    if constexpr (kSplitRegisters) {
 #if PA_HAS_WGMMA
-    if constexpr (kDeepRing) {
-      asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegisters));
+      asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(ProducerRegisters(kDeepRing)));
+#endif
       if (threadIdx.x >= Traits::kConsumerThreads + 32) return;  // one warp produces
     }
-#endif
     if (p.tma_box_rows > 0 && threadIdx.x == Traits::kConsumerThreads) {
       PrefetchTmaDescriptor(&p.k_tma);
       PrefetchTmaDescriptor(&p.v_tma);
@@ -1600,8 +1609,8 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
                                                      full, empty);
   } else {
 #if PA_HAS_WGMMA
-    if constexpr (kDeepRing) {
-      asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegisters));
+    if constexpr (kSplitRegisters) {
+      asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(ConsumerRegisters(kDeepRing)));
     }
 #endif
     if constexpr (kDecode) {
@@ -1627,7 +1636,7 @@ cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams), int* threads
   using T = typename attention_kernel::CudaType<kDType>::Type;
   *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles,
                                                    kDeepRing, kKvHeadPairs>;
-  *threads = attention_kernel::CtaThreads<kHeadDim, kDeepRing>();
+  *threads = attention_kernel::CtaThreads<kHeadDim, kDecode, kDeepRing>();
   *smem_bytes = attention_kernel::KernelTraits<kHeadDim, kDecode, kDeepRing>::kSmemBytes;
   static const cudaError_t configured =
       cudaFuncSetAttribute(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, *smem_bytes);

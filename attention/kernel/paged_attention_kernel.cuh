@@ -71,12 +71,13 @@ namespace attention_kernel {
 // decode); head_dim 128 and 256 keep four, since five were 2% faster on short
 // requests but 0.5-1.4% slower on long ones at head_dim 128 (NOTES.md).
 //
-// At head_dim 256 the decode kernel takes units of at most 8 rows and keeps
-// only their O (RowState<256, 8>: 64 registers, not 128): with 16 rows it
-// spilled like the general kernel, whose spill reloads under a saturated
-// memory system made each unit boundary cost ~7.5 us (its fold and write;
-// NOTES.md `HD256D`, the timeline). Two query tiles fit beside its ring with
-// three fold slots (FoldSlots).
+// At head_dim 256 the decode kernel takes units of at most 8 rows, keeps
+// only their O (RowState<256, 8>: 64 registers, not 128) and gives its
+// consumers 200 registers (SplitsRegisters), so it spills nothing: with 16
+// rows at 168 registers it spilled like the general kernel, whose spill
+// reloads under a saturated memory system made each unit boundary cost ~7.5
+// us (its fold and write; NOTES.md `HD256D`, the timeline, `D8`, `D8WG`).
+// Two query tiles fit beside its ring with three fold slots (FoldSlots).
 constexpr bool HasDecodeKernel(int head_dim) {
   return head_dim == 64 || head_dim == 128 || head_dim == 256;
 }

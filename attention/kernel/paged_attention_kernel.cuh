@@ -1302,59 +1302,22 @@ __device__ __forceinline__ void StoreFoldSlot(const RowState<kHeadDim, kRows>& s
   slot[(kHeadDim / 4 + 1) * 32 + lane] = state.sum[0];
 }
 
-// Row lane / 4 of (way 0 + way 2) + (way 1 + way 3) from the four key ways'
-// slots (by logical way: the way's tiles are 0, 1, 2, 3 mod 4 of the
-// segment), into `state`: the barrier fold's tree (way w takes way w + 2,
-// then way 0 takes way 1) in RowState::Merge's arithmetic, so the unit comes
-// out bit for bit as in the general kernel.
-template <int kHeadDim, int kRows>
-__device__ __forceinline__ void FoldKeyWays(const float* slots, RowState<kHeadDim, kRows>& state,
-                                            int lane) {
-  constexpr int kSlot = FoldSlotFloats(kHeadDim);
+// Row lane / 4 of (way 0 + way 2) + (way 1 + way 3) of the four key ways (by
+// logical way: the way's tiles are 0, 1, 2, 3 mod 4 of the segment), into
+// `state`: the barrier fold's tree (way w takes way w + 2, then way 0 takes
+// way 1) in RowState::Merge's arithmetic, so the unit comes out bit for bit
+// as in the general kernel. value(w, at, own) is way w's float at fold-slot
+// offset `at` (FoldSlotFloats' layout); `own` is `state`'s value there, for
+// a way whose state is `state` itself (FoldKeyWaysIntoFolder).
+template <int kHeadDim, int kRows, typename WayValue>
+__device__ __forceinline__ void FoldWays(RowState<kHeadDim, kRows>& state, WayValue value) {
   constexpr int kMax = (kHeadDim / 4) * 32;
   constexpr int kSum = kMax + 32;
-  const float* way0 = slots + lane;
-  const float* way1 = way0 + kSlot;
-  const float* way2 = way1 + kSlot;
-  const float* way3 = way2 + kSlot;
-  const MergeWeights a = MergeWeightsOf(way0[kMax], way2[kMax]);
-  const MergeWeights b = MergeWeightsOf(way1[kMax], way3[kMax]);
-  const MergeWeights ab = MergeWeightsOf(a.max, b.max);
-  state.max[0] = ab.max;
-  state.sum[0] = Weighted(Weighted(way3[kSum], b.theirs, way1[kSum], b.mine), ab.theirs,
-                          Weighted(way2[kSum], a.theirs, way0[kSum], a.mine), ab.mine);
-#pragma unroll
-  for (int d = 0; d < kHeadDim / 8; ++d) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int at = (2 * d + e) * 32;
-      state.o[d][e] = Weighted(Weighted(way0[at], a.mine, way2[at], a.theirs), ab.mine,
-                               Weighted(way1[at], b.mine, way3[at], b.theirs), ab.theirs);
-    }
-  }
-}
-
-// FoldKeyWays for the head_dim 256 decode kernel (FoldSlots): the folder's
-// own way (logical way `folder`) is `state`, the other three are in slots
-// FoldSlotOf(way, folder). The same tree and arithmetic, so the same bits.
-// Every way's values are loaded and the folder's replaced by a select (its
-// pointer is slot 0's, never a slot past the three): no branch per element.
-template <int kHeadDim, int kRows>
-__device__ __forceinline__ void FoldKeyWaysIntoFolder(const float* slots, int folder,
-                                                      RowState<kHeadDim, kRows>& state, int lane) {
-  constexpr int kSlot = FoldSlotFloats(kHeadDim);
-  constexpr int kMax = (kHeadDim / 4) * 32;
-  constexpr int kSum = kMax + 32;
-  const float* way[4];
-#pragma unroll
-  for (int w = 0; w < 4; ++w) {
-    way[w] = slots + (w == folder ? 0 : FoldSlotOf(w, folder)) * kSlot + lane;
-  }
-  auto value = [&](int w, int at, float own) { return w == folder ? own : way[w][at]; };
-  const MergeWeights a = MergeWeightsOf(value(0, kMax, state.max[0]), value(2, kMax, state.max[0]));
-  const MergeWeights b = MergeWeightsOf(value(1, kMax, state.max[0]), value(3, kMax, state.max[0]));
-  const MergeWeights ab = MergeWeightsOf(a.max, b.max);
+  const float own_max = state.max[0];
   const float own_sum = state.sum[0];
+  const MergeWeights a = MergeWeightsOf(value(0, kMax, own_max), value(2, kMax, own_max));
+  const MergeWeights b = MergeWeightsOf(value(1, kMax, own_max), value(3, kMax, own_max));
+  const MergeWeights ab = MergeWeightsOf(a.max, b.max);
   state.max[0] = ab.max;
   state.sum[0] = Weighted(
       Weighted(value(3, kSum, own_sum), b.theirs, value(1, kSum, own_sum), b.mine), ab.theirs,
@@ -1370,6 +1333,30 @@ __device__ __forceinline__ void FoldKeyWaysIntoFolder(const float* slots, int fo
                    Weighted(value(1, at, own), b.mine, value(3, at, own), b.theirs), ab.theirs);
     }
   }
+}
+
+// FoldWays from the four key ways' fold slots.
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ void FoldKeyWays(const float* slots, RowState<kHeadDim, kRows>& state,
+                                            int lane) {
+  FoldWays(state,
+           [&](int w, int at, float) { return slots[w * FoldSlotFloats(kHeadDim) + at + lane]; });
+}
+
+// FoldWays for the head_dim 256 decode kernel (FoldSlots): the folder's own
+// way (logical way `folder`) is `state`, the other three are in slots
+// FoldSlotOf(way, folder). Every way's values are loaded and the folder's
+// replaced by a select (its pointer is slot 0's, never a slot past the
+// three): no branch per element.
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ void FoldKeyWaysIntoFolder(const float* slots, int folder,
+                                                      RowState<kHeadDim, kRows>& state, int lane) {
+  const float* way[4];
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    way[w] = slots + (w == folder ? 0 : FoldSlotOf(w, folder)) * FoldSlotFloats(kHeadDim) + lane;
+  }
+  FoldWays(state, [&](int w, int at, float own) { return w == folder ? own : way[w][at]; });
 }
 
 // Loads segment s's query tile into `tile` by one warp's cp.async (rows past

@@ -83,7 +83,7 @@ constexpr bool HasDecodeKernel(int head_dim) {
 }
 // Rows of the decode kernel's units, and of its RowState.
 constexpr int DecodeMaxRows(int head_dim) { return head_dim == 256 ? 8 : 16; }
-constexpr int kDecodeMaxRows = 16;  // rows of its query tiles (one m16 row block)
+constexpr int kDecodeQueryRows = 16;  // rows of its query tiles (one m16 row block)
 // The paired-tiles instantiations (head_dim 128, general and tree kernels):
 // units of four row blocks (more than 32 rows, the wgmma units) take two key
 // tiles per softmax step, which took 64-row verify and prefill 13-17% (NOTES.md,
@@ -135,7 +135,7 @@ struct KernelTraits {
   static constexpr int kPasses = kKeysPerTile / kRowsPerPass;
   static constexpr int kKeysPerLane = (kKeysPerTile + 31) / 32;  // page lookups per producer lane
   static constexpr int kTileElems = kKeysPerTile * kHeadDim;
-  static constexpr int kQueryRows = kDecode ? kDecodeMaxRows : kUnitRows;  // rows of a query tile
+  static constexpr int kQueryRows = kDecode ? kDecodeQueryRows : kUnitRows;  // rows of a query tile
   static constexpr int kQElems = kQueryRows * kHeadDim;
   static constexpr int kQBytes = kQElems * 2;
   static constexpr int kRingBytes = 2 * kStages * kTileElems * 2;  // K and V

@@ -191,30 +191,33 @@ struct KernelTraits {
   static_assert(2 * kSmemBytes + 2 * 1024 <= 228 * 1024, "two CTAs per SM");
 };
 
-// Threads of a CTA. The deep-ring kernels give the producer a warpgroup of
-// its own (one of its warps produces, the others leave) so that setmaxnreg,
-// which moves registers a warpgroup at a time, can pass most of the
-// producer's to the consumers (FlashAttention-3's layout): at two CTAs of
-// five warps per SM, ptxas caps every thread at 168, and the compute-bound
-// paired steps ran 2-4% faster with 184 (NOTES.md `R5WG`). Memory-bound plans
-// keep five warps: the same split cost them 0.5-1.3% (`WG`), except the
-// head_dim 256 decode kernel, whose consumers spill at 168 registers and
-// reload the spills on every unit boundary's path (NOTES.md `D8`, `D8WG`).
-constexpr bool SplitsRegisters(int head_dim, bool decode, bool deep_ring) {
-  return deep_ring || (decode && head_dim == 256);
+// Threads of a CTA. The deep-ring kernels and every head_dim 256 kernel give
+// the producer a warpgroup of its own (one of its warps produces, the others
+// leave) so that setmaxnreg, which moves registers a warpgroup at a time, can
+// pass most of the producer's to the consumers (FlashAttention-3's layout): at
+// two CTAs of five warps per SM, ptxas caps every thread at 168, and the
+// compute-bound paired steps ran 2-4% faster with 184 (NOTES.md `R5WG`).
+// Head_dim 256's consumers spilled at 168 registers and reloaded the spills on
+// every unit boundary's path, each reload a DRAM-queued L2 access under a
+// saturated memory system: with 200 its decode kernel spills nothing and
+// gained 2-3% (NOTES.md `D8`, `D8WG`), its general kernel 16 B (132 at 168) and
+// gained 4-7% (`RS`). Memory-bound plans at head_dim 64 and 128, which do not
+// spill, keep five warps: the same split cost them 0.5-1.3% (`WG`).
+constexpr bool SplitsRegisters(int head_dim, bool deep_ring) {
+  return deep_ring || head_dim == 256;
 }
-template <int kHeadDim, bool kDecode, bool kDeepRing>
+template <int kHeadDim, bool kDeepRing>
 constexpr int CtaThreads() {
-  return SplitsRegisters(kHeadDim, kDecode, kDeepRing)
-             ? 2 * KernelTraits<kHeadDim>::kConsumerThreads
-             : KernelTraits<kHeadDim>::kThreads;
+  return SplitsRegisters(kHeadDim, kDeepRing) ? 2 * KernelTraits<kHeadDim>::kConsumerThreads
+                                              : KernelTraits<kHeadDim>::kThreads;
 }
 // Per-thread registers after setmaxnreg where SplitsRegisters: launched at
 // 128 (two CTAs of 256 threads per SM), the producer warpgroup gives up
 // 128 - ProducerRegisters each and the consumer warpgroup takes as many. The
 // deep ring's producer keeps 72 (at 56 it spilled once the stage index
-// became % 5); the head_dim 256 decode kernel's (four stages, no TMA) fits
-// in 56, and its consumers spill nothing at 200 (166 B at 168, 70 B at 184).
+// became % 5); head_dim 256's producers (four stages) fit in 56. Its
+// consumers spill nothing at 200 in the decode kernel (166 B at 168, 70 B at
+// 184); the general kernel's still spill 16 B, and 12 B at 216 (producer 40).
 constexpr int ProducerRegisters(bool deep_ring) { return deep_ring ? 72 : 56; }
 constexpr int ConsumerRegisters(bool deep_ring) { return 2 * 128 - ProducerRegisters(deep_ring); }
 
@@ -1534,7 +1537,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
 // rows of 64, each in its KV head's half of the kernel's 128 columns.
 template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles,
           bool kDeepRing, bool kKvHeadPairs = false>
-__global__ void __launch_bounds__((CtaThreads<kHeadDim, kDecode, kDeepRing>()), 2)
+__global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
     PagedAttentionKernel(const __grid_constant__ PagedAttentionParams p) {
   using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing>;
   static_assert(!(kDecode && kTreeMasks), "tree plans take the general kernel");
@@ -1561,7 +1564,7 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDecode, kDeepRing>()), 
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   if (p.plan.max_zero_fill_tokens > 0) {  // a CUDA-graph capacity with padding rows
     ZeroFillPadding<T>(p, kKvHeadPairs ? kHeadDim / 2 : kHeadDim, blockIdx.x, gridDim.x,
-                       CtaThreads<kHeadDim, kDecode, kDeepRing>(), threadIdx.x);
+                       CtaThreads<kHeadDim, kDeepRing>(), threadIdx.x);
   }
   const int segment_begin = p.plan.worker_begin[blockIdx.x];
   const int segment_end = p.plan.worker_begin[blockIdx.x + 1];
@@ -1581,7 +1584,7 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDecode, kDeepRing>()), 
     }
   }
   __syncthreads();  // the last CTA-wide barrier: roles split below
-  constexpr bool kSplitRegisters = SplitsRegisters(kHeadDim, kDecode, kDeepRing);
+  constexpr bool kSplitRegisters = SplitsRegisters(kHeadDim, kDeepRing);
   if (threadIdx.x >= Traits::kConsumerThreads) {
     if constexpr (kSplitRegisters) {
 #if PA_HAS_WGMMA
@@ -1624,7 +1627,7 @@ cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams), int* threads
   using T = typename attention_kernel::CudaType<kDType>::Type;
   *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles,
                                                    kDeepRing, kKvHeadPairs>;
-  *threads = attention_kernel::CtaThreads<kHeadDim, kDecode, kDeepRing>();
+  *threads = attention_kernel::CtaThreads<kHeadDim, kDeepRing>();
   *smem_bytes = attention_kernel::KernelTraits<kHeadDim, kDecode, kDeepRing>::kSmemBytes;
   static const cudaError_t configured =
       cudaFuncSetAttribute(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, *smem_bytes);

@@ -148,6 +148,11 @@ inline std::vector<AttentionBenchmarkShape> AttentionBenchmarkShapes() {
   // Head_dim 256 draft extend q4 (16-row units: the general kernel, beside
   // the decode kernel's units of at most 8 rows).
   add(uniform("DraftExtend", 32, 8, 16, 4, 8192, 16, 256));
+  // Head_dim 256 tree verify beside the chain verify of the same q above (the
+  // tree kernel at head_dim 256, NOTES.md `RS`).
+  AttentionBenchmarkShape tree256 = tree(16, 8, 8192, BenchmarkTree::kBalanced, 4);
+  tree256.head_dim = 256;
+  add(tree256);
   // Head_dim 64 units of 16 rows of two KV heads (work_plan.h, CanPairKvHeads):
   // 64/8 decode (GPT-OSS's heads) and 32/8 draft extend q = 2.
   for (auto [batch, kv] : {std::pair{32, 16384}, std::pair{1, 131072}, std::pair{128, 4096}}) {

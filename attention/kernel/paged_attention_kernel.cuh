@@ -197,12 +197,12 @@ struct KernelTraits {
 // pass most of the producer's to the consumers (FlashAttention-3's layout): at
 // two CTAs of five warps per SM, ptxas caps every thread at 168, and the
 // compute-bound paired steps ran 2-4% faster with 184 (NOTES.md `R5WG`).
-// Head_dim 256's consumers spilled at 168 registers and reloaded the spills on
-// every unit boundary's path, each reload a DRAM-queued L2 access under a
-// saturated memory system: with 200 its decode kernel spills nothing and
-// gained 2-3% (NOTES.md `D8`, `D8WG`), its general kernel 16 B (132 at 168) and
-// gained 4-7% (`RS`). Memory-bound plans at head_dim 64 and 128, which do not
-// spill, keep five warps: the same split cost them 0.5-1.3% (`WG`).
+// Head_dim 256's consumers spilled at 168 registers, and under a saturated
+// memory system each reload is a DRAM-queued L2 access: with 200 the decode
+// kernel spills nothing (2-3% faster, NOTES.md `D8`, `D8WG`), the general and
+// tree kernels 16 / 20 B instead of 132 / 192 (4-11% faster, `RS`).
+// Memory-bound plans at head_dim 64 and 128, which do not spill, keep five
+// warps: the same split cost them 0.5-1.3% (`WG`).
 constexpr bool SplitsRegisters(int head_dim, bool deep_ring) {
   return deep_ring || head_dim == 256;
 }

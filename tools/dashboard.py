@@ -39,6 +39,7 @@ import html
 import importlib.util
 import io
 import json
+import lzma
 import math
 import os
 import statistics
@@ -277,10 +278,13 @@ def entry_run_name(entry):
 
 def load_run(path, order):
     try:
-        with open(path, "rb") as f:
+        # Archived runs are .json.xz (tools/archive_records.py).
+        with (lzma.open if path.endswith(".xz") else open)(path, "rb") as f:
             raw = f.read()
     except OSError as e:
         raise InputError(path, f"cannot read: {e.strerror or e}")
+    except lzma.LZMAError as e:
+        raise InputError(path, f"not an xz file: {e}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -15,6 +15,7 @@ import base64
 import html.parser
 import io
 import json
+import lzma
 import os
 import re
 import shutil
@@ -342,6 +343,24 @@ class DashboardTest(unittest.TestCase):
         self.assertIn("nothing to compare", page)
         self.assertNotIn('class="regression"', page)
 
+    def test_archived_run_reads_as_its_json(self):
+        # tools/archive_records.py stores old runs as .json.xz.
+        plain = os.path.join(TESTDATA, "kernel_run2.json")
+        archived = os.path.join(self.tmp, "kernel_run2.json.xz")
+        with open(plain, "rb") as f, lzma.open(archived, "wb") as g:
+            g.write(f.read())
+        pages = []
+        for path in (plain, archived):
+            out = os.path.join(self.tmp, "archived_" + os.path.basename(path))
+            result = run_generator(out, [path])
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(os.path.join(out, "index.html"), encoding="utf-8") as f:
+                page = f.read()
+            for name in (path, os.path.basename(path)):
+                page = page.replace(html.escape(name), "RUN").replace(name, "RUN")
+            pages.append(page)
+        self.assertEqual(pages[0], pages[1])
+
     def test_bad_input_gives_one_line_naming_the_file(self):
         bad = os.path.join(self.tmp, "bad")
         os.makedirs(bad, exist_ok=True)
@@ -357,6 +376,7 @@ class DashboardTest(unittest.TestCase):
             "bad_date.json": ('{"context": {"date": "yesterday"}, "benchmarks": []}',
                               "context.date 'yesterday' is not a date"),
             "missing.json": (None, "cannot read"),
+            "not_xz.json.xz": ('{"benchmarks": []}', "not an xz file"),
         }
         for name, (content, message) in cases.items():
             with self.subTest(file=name):

@@ -737,9 +737,10 @@ STATUS_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#78909c"}
 
 
 def chart_bandwidth(plt, analysis):
+    # bf16 only: the fp16 twins (dtype:fp16) would draw over their points.
     results = [r for r in analysis.ours("attention") if r.case in DECODE_VERIFY
                and r.args.get("l2") == "cold" and "TB/s" in r.counters
-               and as_int(r.args.get("kv")) is not None]
+               and as_int(r.args.get("kv")) is not None and "dtype" not in r.args]
     if not results:
         return None
     groups = collections.OrderedDict()

@@ -9,9 +9,10 @@ Runs on the GPU machine with its python3 and PyTorch:
 1. Runs our benchmark binary (Google Benchmark JSON; each case the median of
    31 CUDA-graph replays with L2 flushed, 3 repetitions).
 2. Times the same shapes with PyTorch on contiguous K/V ([B, H, L, D], bf16,
-   enable_gqa=True): scaled_dot_product_attention with the flash and the cuDNN
-   backends, and compiled flex_attention with a bottom-right causal block
-   mask. Each peer: the median of 31 calls, L2 flushed before each (by
+   or fp16 for our /dtype:fp16 cases, enable_gqa=True):
+   scaled_dot_product_attention with the flash and the cuDNN backends, and
+   compiled flex_attention with a bottom-right causal block mask. Each peer:
+   the median of 31 calls, L2 flushed before each (by
    reading 256 MiB, as our benchmark does), CUDA events; the SM clock and
    board power sampled until each call ends (NVML), as ours are, go into its
    entry as sm_MHz and power_W. SDPA gets the bottom-right causal mask (causal_lower_right) where
@@ -176,26 +177,27 @@ class TorchPeers:
                  sorted(c[1] for c in clocks)[len(clocks) // 2]) if clocks else None
         return times[len(times) // 2], clock
 
-    def groups(self, hq, hkv, hd, requests):
+    def groups(self, hq, hkv, hd, requests, dtype):
         """Requests grouped by (q, kv): one dense call each."""
         torch = self.torch
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
         groups = {}
         for q, k in requests:
             groups[(q, k)] = groups.get((q, k), 0) + 1
         tensors = []
         for (q, k), batch in groups.items():
-            qt = torch.randn(batch, hq, q, hd, device="cuda", dtype=torch.bfloat16)
-            kt = torch.randn(batch, hkv, k, hd, device="cuda", dtype=torch.bfloat16)
-            vt = torch.randn(batch, hkv, k, hd, device="cuda", dtype=torch.bfloat16)
+            qt = torch.randn(batch, hq, q, hd, device="cuda", dtype=dtype)
+            kt = torch.randn(batch, hkv, k, hd, device="cuda", dtype=dtype)
+            vt = torch.randn(batch, hkv, k, hd, device="cuda", dtype=dtype)
             tensors.append((q, k, qt, kt, vt))
         return tensors
 
-    def sdpa(self, backend, hq, hkv, hd, requests):
+    def sdpa(self, backend, hq, hkv, hd, requests, dtype):
         """(ms, note) or None when the backend refuses the shape."""
         torch = self.torch
         from torch.nn.attention.bias import causal_lower_right
         F = torch.nn.functional
-        tensors = self.groups(hq, hkv, hd, requests)
+        tensors = self.groups(hq, hkv, hd, requests, dtype)
         for masked in (True, False):
             calls = []
             for q, k, qt, kt, vt in tensors:
@@ -213,10 +215,10 @@ class TorchPeers:
                 continue
         return None
 
-    def flex_call(self, hq, hkv, hd, requests):
+    def flex_call(self, hq, hkv, hd, requests, dtype):
         if not self.use_flex:
             return None
-        tensors = self.groups(hq, hkv, hd, requests)
+        tensors = self.groups(hq, hkv, hd, requests, dtype)
         calls = []
         for q, k, qt, kt, vt in tensors:
             offset = k - q
@@ -235,14 +237,14 @@ class TorchPeers:
             print(f"flex failed: {error}", file=sys.stderr)
             return None
 
-    def run(self, hq, hkv, hd, requests, with_flex=True):
+    def run(self, hq, hkv, hd, requests, dtype="bf16", with_flex=True):
         results = {}
         for name, backend in (("sdpa_flash", self.SDPBackend.FLASH_ATTENTION),
                               ("sdpa_cudnn", self.SDPBackend.CUDNN_ATTENTION)):
-            timed = self.sdpa(backend, hq, hkv, hd, requests)
+            timed = self.sdpa(backend, hq, hkv, hd, requests, dtype)
             if timed:
                 results[name] = timed
-        timed = self.flex_call(hq, hkv, hd, requests) if with_flex else None
+        timed = self.flex_call(hq, hkv, hd, requests, dtype) if with_flex else None
         if timed:
             results["flex"] = timed
         self.torch.cuda.empty_cache()
@@ -255,7 +257,7 @@ class DryPeers:
     def version(self):
         return "dry-run"
 
-    def run(self, hq, hkv, hd, requests, with_flex=True):
+    def run(self, hq, hkv, hd, requests, dtype="bf16", with_flex=True):
         _, total = kv_and_total_bytes(hq, hkv, hd, requests)
         return {"sdpa_flash": (total / 2.0e12 * 1e3 + 0.01, ""),
                 "sdpa_cudnn": (total / 3.0e12 * 1e3 + 0.01, "unmasked (upper bound)"),
@@ -380,10 +382,11 @@ def main():
         # compared with our chain of the same shape below.
         if (case not in ("PageSweep", "TreeVerify", "TreeDraftDecode")
                 and shape_args.get("l2") != "warm"):
-            key = (hq, hkv, hd, tuple(requests))
+            dtype = shape_args.get("dtype", "bf16")
+            key = (hq, hkv, hd, tuple(requests), dtype)
             if key not in peer_cache:
                 with_flex = not args.flex_filter or re.search(args.flex_filter, name) is not None
-                peer_cache[key] = peers.run(hq, hkv, hd, requests, with_flex)
+                peer_cache[key] = peers.run(hq, hkv, hd, requests, dtype, with_flex)
             for peer, (ms, note, *clock) in peer_cache[key].items():
                 us = ms * 1e3
                 tbps = total_bytes / (us * 1e-6) * 1e-12

@@ -21,6 +21,7 @@ enum class BenchmarkTree { kNone, kBalanced, kRandom, kDraftDecode };
 struct AttentionBenchmarkShape {
   std::string family;  // the case is BM_PagedAttention<family>/...
   int32_t num_q_heads = 32, num_kv_heads = 8, head_dim = 128, page_size = 16;
+  bool fp16 = false;  // Q, K, V and O in fp16 (bf16 otherwise); named /dtype:fp16
   int32_t batch = 1, q_len = 1;
   int32_t kv_len = 0;        // every request's keys...
   int32_t first_kv_len = 0;  // ...but request 0's when > 0 (Skewed)
@@ -183,6 +184,22 @@ inline std::vector<AttentionBenchmarkShape> AttentionBenchmarkShapes() {
   // Prefill-like (compute-bound) for the dashboard's TFLOP/s view.
   add(uniform("Prefill", 32, 8, 4, 512, 4096));
   add(uniform("Prefill", 32, 8, 1, 2048, 16384));
+  // fp16 twins of bf16 cases above (the kernels are instantiated per dtype;
+  // the peers run in fp16 too): decode at every head_dim, draft extend,
+  // memory- and compute-bound verify.
+  auto fp16 = [](AttentionBenchmarkShape s) {
+    s.fp16 = true;
+    return s;
+  };
+  for (auto [batch, kv] : {std::pair{1, 131072}, std::pair{32, 16384}, std::pair{128, 4096}}) {
+    add(fp16(uniform("Decode", 32, 8, batch, 1, kv)));
+  }
+  add(fp16(uniform("Decode", 32, 8, 32, 1, 16384, 16, 64)));
+  add(fp16(uniform("Decode", 32, 8, 32, 1, 16384, 16, 256)));
+  add(fp16(uniform("DraftExtend", 32, 8, 16, 4, 16384)));
+  add(fp16(uniform("Verify", 32, 8, 16, 8, 8192)));
+  add(fp16(uniform("Verify", 32, 8, 16, 8, 8192, 16, 64)));
+  add(fp16(uniform("Verify", 32, 8, 16, 64, 8192)));
   return shapes;
 }
 

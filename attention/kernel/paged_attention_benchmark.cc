@@ -7,7 +7,8 @@
 // K/V pools sit in one arena allocated once per process (SharedBuffers), so a
 // case's time does not depend on the allocations of the cases before it.
 //
-// Names: BM_PagedAttention<Case>/heads:Hq_Hkv/hd:D/batch:B/q:Q/kv:L/page:P[/tree:T][/l2:warm]
+// Names: BM_PagedAttention<Case>/heads:Hq_Hkv/hd:D/batch:B/q:Q/kv:L/page:P[/dtype:fp16]
+//        [/tree:T][/l2:warm]
 // (TreeVerify / TreeDraftDecode cases: tree:<shape>_topk<K> or tree:step<S>_topk<K>; compare
 // them with the Verify / DraftExtend case of the same other arguments; LargeGraph cases:
 // .../merge_capacity:M, a one-request verify whose merge launch is sized for M tasks, as in a
@@ -136,7 +137,7 @@ absl::Status Upload(DeviceBuffer& buffer, const std::vector<T>& host, const char
 }
 
 absl::Status Prepare(const Case& c, Setup& setup) {
-  constexpr DType kDType = DType::kBFloat16;
+  const DType dtype = c.shape.fp16 ? DType::kFloat16 : DType::kBFloat16;
   const int32_t batch = static_cast<int32_t>(c.q_lens.size());
   std::vector<int32_t> cu_q(batch + 1, 0);
   int32_t max_pages = 1, max_q = 0;
@@ -167,13 +168,13 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   ASSIGN_OR_RETURN(setup.out, DeviceBuffer::Allocate(q_elements * 2, "out"));
   ASSIGN_OR_RETURN(setup.lse,
                    DeviceBuffer::Allocate(int64_t{cu_q[batch]} * c.shape.num_q_heads * 4, "lse"));
-  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.k, pool_elements, kDType, 1, nullptr), "fill k"));
-  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.v, pool_elements, kDType, 2, nullptr), "fill v"));
-  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.q.data(), q_elements, kDType, 3, nullptr), "fill q"));
+  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.k, pool_elements, dtype, 1, nullptr), "fill k"));
+  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.v, pool_elements, dtype, 2, nullptr), "fill v"));
+  RETURN_IF_ERROR(CudaCall(FillRandom16(setup.q.data(), q_elements, dtype, 3, nullptr), "fill q"));
 
   // The causal plan of this GPU's geometry, as the planner makes it.
   ASSIGN_OR_RETURN(const PlannerConfig planner,
-                   GpuPlannerConfig(kDType, c.shape.num_q_heads, c.shape.num_kv_heads,
+                   GpuPlannerConfig(dtype, c.shape.num_q_heads, c.shape.num_kv_heads,
                                     c.shape.head_dim, AttentionOptions{}));
   // Head_dim 64 decode plans units of KV head pairs, as the planner does.
   PlanShape shape;
@@ -203,7 +204,7 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   RETURN_IF_ERROR(Upload(setup.counters, counters, "counters"));
 
   PagedAttentionArgs args;
-  args.dtype = kDType;
+  args.dtype = dtype;
   args.num_q_heads = c.shape.num_q_heads;
   args.num_kv_heads = c.shape.num_kv_heads;
   args.head_dim = c.shape.head_dim;
@@ -335,6 +336,7 @@ Case CaseOf(const AttentionBenchmarkShape& shape) {
   c.name = absl::StrCat("BM_PagedAttention", shape.family, "/heads:", shape.num_q_heads, "_",
                         shape.num_kv_heads, "/hd:", shape.head_dim, "/batch:", shape.batch,
                         "/q:", shape.q_len, "/kv:", shape.KvLabel(), "/page:", shape.page_size);
+  if (shape.fp16) c.name += "/dtype:fp16";
   if (shape.tree != BenchmarkTree::kNone) {
     // Every request verifies the same tree of q nodes (q <= 64), or runs the
     // same draft decode step of topk branches (q = topk).

@@ -361,6 +361,29 @@ class DashboardTest(unittest.TestCase):
             pages.append(page)
         self.assertEqual(pages[0], pages[1])
 
+    def test_fp16_twins_listed_but_not_drawn_over_bf16_bandwidth(self):
+        # The benchmark's /dtype:fp16 cases repeat bf16 shapes: the bandwidth
+        # chart keeps to bf16, the tables list them.
+        with open(os.path.join(TESTDATA, "kernel_run2.json")) as f:
+            run = json.load(f)
+        entries = [e for e in run["benchmarks"]
+                   if e["name"].startswith("BM_PagedAttentionDecode/") and "/page:" in e["name"]]
+        self.assertTrue(entries)
+        for e in entries:
+            for key in ("name", "run_name"):
+                if key in e:
+                    e[key] = re.sub(r"(/page:\d+)", r"\1/dtype:fp16", e[key], count=1)
+        run["benchmarks"] = entries
+        path = os.path.join(self.tmp, "fp16_only.json")
+        with open(path, "w") as f:
+            json.dump(run, f)
+        out = os.path.join(self.tmp, "fp16_only")
+        result = run_generator(out, [path])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "bandwidth.png")))
+        with open(os.path.join(out, "index.html"), encoding="utf-8") as f:
+            self.assertIn("dtype:fp16", f.read())
+
     def test_bad_input_gives_one_line_naming_the_file(self):
         bad = os.path.join(self.tmp, "bad")
         os.makedirs(bad, exist_ok=True)

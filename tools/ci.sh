@@ -10,6 +10,9 @@
 #   3. bash tools/fuzz.sh --time=25        each libFuzzer target 25 s (clang, own output base)
 #   4. testing/consumer                    a workspace depending on us via local_repository:
 #                                          build and run its binary (one check)
+#   5. the tracked tree's size             under 48 MiB (one check): it travels to the GPU
+#                                          machine beside the bundle under the device tool's
+#                                          64 MiB; tools/archive_records.py shrinks old runs
 #
 # Parts 1-3 end with their own "N passed, N failed" line, with ", N skipped"
 # where tests can skip (GPU tests without a GPU), which is summed; a part that
@@ -58,10 +61,28 @@ consumer() {
   fi
 }
 
+# The tracked files travel to the GPU machine with every device call, beside
+# the bundle (~5-6 MB compressed), under the device tool's 64 MiB limit; each
+# session adds its GPU runs' records under tools/benchmarks/.
+records_budget() {
+  local limit=$((48 << 20)) bytes
+  if ! git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+    echo "records_budget: not a git checkout, nothing to measure"; return 0
+  fi
+  bytes=$(git ls-files -z | xargs -0 cat | wc -c)
+  echo "records_budget: tracked tree ${bytes} bytes (limit ${limit})"
+  if ((bytes > limit)); then
+    echo "records_budget: over the limit: archive the record folders no dashboard page reads" \
+         "(python3 tools/archive_records.py tools/benchmarks/FOLDER...)"
+    return 1
+  fi
+}
+
 part tests bash tools/test.sh
 part sanitize bash tools/test.sh --config=sanitize
 part fuzz bash tools/fuzz.sh --time=25
 part consumer consumer
+part records_budget records_budget
 
 echo "=== ci: timings"
 printf '  %s\n' "${timings[@]}"

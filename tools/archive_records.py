@@ -57,7 +57,7 @@ def archived_json(path, raw):
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ArchiveError(f"{path}: not JSON: {error}")
-    if isinstance(data, dict) and isinstance(data.get("benchmarks"), list):
+    if compact_benchmark_json.is_benchmark_document(data):
         raw = compact_benchmark_json.dumps(compact_benchmark_json.compact(data)).encode()
     return xz_bytes(raw)
 
@@ -95,7 +95,8 @@ def plan_folder(folder):
                 changes += [(path + ".xz", xz_bytes(raw)), (path, None)]
     readme = os.path.join(folder, "README.md")
     if os.path.exists(readme):
-        text = open(readme, encoding="utf-8").read()
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
     else:  # the folders of the first runs have none: their records are described there
         text = (f"# {os.path.basename(os.path.normpath(folder))}\n\nWhat these records are: "
                 "`attention/kernel/NOTES.md`, \"Where each run's records are\".\n")

@@ -19,6 +19,11 @@ import sys
 KEPT_AGGREGATES = ("median", "stddev")
 
 
+def is_benchmark_document(data):
+    """Whether parsed JSON is a Google Benchmark document: a top-level "benchmarks" list."""
+    return isinstance(data, dict) and isinstance(data.get("benchmarks"), list)
+
+
 def is_aggregate(entry):
     return entry.get("run_type") == "aggregate" or bool(entry.get("aggregate_name"))
 
@@ -66,7 +71,7 @@ def main():
         except json.JSONDecodeError as error:
             print(f"{path}: not JSON: {error}", file=sys.stderr)
             return 2
-        if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        if not is_benchmark_document(data):
             print(f"{path}: not a Google Benchmark JSON document", file=sys.stderr)
             return 2
         new_text = dumps(compact(data))

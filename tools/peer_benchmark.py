@@ -12,8 +12,8 @@ Runs on the GPU machine with its python3 and PyTorch:
    or fp16 for our /dtype:fp16 cases, enable_gqa=True):
    scaled_dot_product_attention with the flash and the cuDNN backends, and
    compiled flex_attention with a bottom-right causal block mask. Each peer:
-   the median of 31 calls, L2 flushed before each (by
-   reading 256 MiB, as our benchmark does), CUDA events; the SM clock and
+   the median of 31 calls, L2 flushed before each (by reading 256 MiB, as
+   our benchmark does), CUDA events; the SM clock and
    board power sampled until each call ends (NVML), as ours are, go into its
    entry as sm_MHz and power_W. SDPA gets the bottom-right causal mask (causal_lower_right) where
    the backend takes it, else runs unmasked (an upper bound on its speed; the
@@ -180,15 +180,15 @@ class TorchPeers:
     def groups(self, hq, hkv, hd, requests, dtype):
         """Requests grouped by (q, kv): one dense call each."""
         torch = self.torch
-        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+        torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
         groups = {}
         for q, k in requests:
             groups[(q, k)] = groups.get((q, k), 0) + 1
         tensors = []
         for (q, k), batch in groups.items():
-            qt = torch.randn(batch, hq, q, hd, device="cuda", dtype=dtype)
-            kt = torch.randn(batch, hkv, k, hd, device="cuda", dtype=dtype)
-            vt = torch.randn(batch, hkv, k, hd, device="cuda", dtype=dtype)
+            qt = torch.randn(batch, hq, q, hd, device="cuda", dtype=torch_dtype)
+            kt = torch.randn(batch, hkv, k, hd, device="cuda", dtype=torch_dtype)
+            vt = torch.randn(batch, hkv, k, hd, device="cuda", dtype=torch_dtype)
             tensors.append((q, k, qt, kt, vt))
         return tensors
 

@@ -200,6 +200,15 @@ inline std::vector<AttentionBenchmarkShape> AttentionBenchmarkShapes() {
   add(fp16(uniform("Verify", 32, 8, 16, 8, 8192)));
   add(fp16(uniform("Verify", 32, 8, 16, 8, 8192, 16, 64)));
   add(fp16(uniform("Verify", 32, 8, 16, 64, 8192)));
+  // GQA ratios that are not powers of two, as models ship them (Llama 3.2 3B:
+  // 24 / 8 = 3, Qwen2.5 32B: 40 / 8 = 5, Qwen2.5 7B: 28 / 4 = 7): units of 3-7
+  // rows per query token that end inside a 16-row block. Decode and verify
+  // q = 8; no bars of the (its shapes are 32/8, 64/8 and 32/32), the
+  // peers beside them.
+  for (auto [hq, hkv] : {std::pair{24, 8}, std::pair{40, 8}, std::pair{28, 4}}) {
+    add(uniform("Gqa", hq, hkv, 32, 1, 16384));
+    add(uniform("Gqa", hq, hkv, 16, 8, 8192));
+  }
   return shapes;
 }
 

@@ -13,7 +13,8 @@
 // them with the Verify / DraftExtend case of the same other arguments; LargeGraph cases:
 // .../merge_capacity:M, a one-request verify whose merge launch is sized for M tasks, as in a
 // graph captured for a larger batch: compare with the Verify case of the same shape;
-// OneTileInGraph cases: .../calls:N, N one-tile calls captured in one graph, timed per call)
+// OneTileInGraph cases: .../calls:N, N one-tile calls captured in one graph, timed per call;
+// Gqa cases: decode and verify at GQA ratios that are not powers of two, 24/8, 40/8, 28/4)
 // Counters:
 //   kv_bytes  K and V bytes read once per (request, KV head)
 //   bytes     kv_bytes + Q, out and lse (what one call must move)

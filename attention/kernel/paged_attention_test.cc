@@ -689,5 +689,91 @@ TEST_F(PagedAttentionGpuTest, KvHeadPairsMatchReference) {
   }
 }
 
+// GQA ratios that are not powers of two, as models ship them (Llama 3.2 3B:
+// 24 / 8 = 3, Qwen2.5 32B: 40 / 8 = 5, Qwen2 1.5B: 12 / 2 = 6, Qwen2.5 7B:
+// 28 / 4 = 7), and large groups (32 / 2 = 16, 48 query heads on one KV head).
+// A unit's rows (q x group) then end inside a 16-row block, one block holds
+// parts of two query tokens, and a 64-row unit of 48 query heads is less
+// than two tokens: every row -> (token, head) mapping divides by the group.
+// Each ratio at every head_dim, the dtype, pages 1 / 16 / 64 and the mask
+// modes rotating, under every plan, in three batches:
+// - mixed (q = 1..8, a 20-token draft extend, one long request): the general
+//   and paired kernels;
+// - draft (q = 1 and 2): the decode kernels up to 16 rows;
+// - decode (q = 1): at head_dim 64 KV head pairs wherever CanPairKvHeads
+//   allows them (even KV heads, up to 16 rows per pair: the four ratios of
+//   3 to 7);
+// then graph replays bit for bit with eager at 28 / 4 and 40 / 8.
+TEST_F(PagedAttentionGpuTest, UnevenGqaRatiosMatchReference) {
+  struct Heads {
+    int32_t num_q_heads, num_kv_heads;
+  };
+  const Heads heads[] = {{24, 8}, {40, 8}, {12, 2}, {28, 4}, {32, 2}, {48, 1}};
+  std::vector<AttentionOptions> modes(4);
+  modes[1].mask = MaskMode::kNonCausal;
+  modes[2].window_left = 37;
+  modes[3].softcap = 5.0f;
+  const int32_t page_sizes[] = {1, 16, 64};
+  struct Kind {
+    const char* name;
+    int32_t max_q;   // requests of q = 1..max_q
+    int32_t last_q;  // and one long request of last_q tokens
+  };
+  const Kind kinds[] = {{"mixed", 8, 20}, {"draft", 2, 2}, {"decode", 1, 1}};
+  std::mt19937_64 rng(TestSeed());
+  int index = 0, paired_batches = 0;
+  for (const Heads& h : heads) {
+    const int32_t group = h.num_q_heads / h.num_kv_heads;
+    for (const int32_t head_dim : {64, 128, 256}) {
+      for (const Kind& kind : kinds) {
+        BatchSpec spec;
+        spec.dtype = index % 2 ? DType::kFloat16 : DType::kBFloat16;
+        spec.head_dim = head_dim;
+        spec.num_q_heads = h.num_q_heads;
+        spec.num_kv_heads = h.num_kv_heads;
+        spec.page_size = page_sizes[index % 3];
+        spec.options = modes[index % 4];
+        ++index;
+        spec.seed = rng();
+        for (int32_t i = 0; i < 8; ++i) {
+          const int32_t q = 1 + i % kind.max_q;
+          spec.q_lens.push_back(q);
+          spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(q, 500)(rng));
+        }
+        spec.q_lens.push_back(kind.last_q);
+        spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(2000, 4000)(rng));
+        const int32_t kv_heads_per_unit =
+            MakeRandomBatch(OnThisGpu(spec)).metadata.plan.kv_heads_per_unit;
+        SCOPED_TRACE(absl::StrCat(DTypeName(spec.dtype), " hd", head_dim, " page", spec.page_size,
+                                  " heads ", h.num_q_heads, "/", h.num_kv_heads, " (group ", group,
+                                  ") ", ModeName(spec.options), " ", kind.name,
+                                  ", KV heads per unit ", kv_heads_per_unit));
+        const bool pairs = CanPairKvHeads(head_dim, h.num_kv_heads, group, kind.last_q);
+        EXPECT_EQ(kv_heads_per_unit, pairs ? 2 : 1);
+        paired_batches += pairs;
+        CheckBatch(spec);
+      }
+    }
+  }
+  // Decode at head_dim 64 of 24 / 8, 40 / 8, 12 / 2 and 28 / 4 (and 24 / 8's
+  // draft: 12 rows per pair).
+  EXPECT_EQ(paired_batches, 5);
+
+  for (const Heads& h : {Heads{28, 4}, Heads{40, 8}}) {
+    BatchSpec graph;
+    graph.num_q_heads = h.num_q_heads;
+    graph.num_kv_heads = h.num_kv_heads;
+    graph.q_lens = {1, 2, 8, 1, 4};
+    graph.k_lens = {100, 30, 64, 1, 200};
+    graph.total_q_tokens = 5 * 8;  // capacities: padding tokens past the live ones
+    graph.max_seq_len_q = 8;
+    graph.max_pages_per_request = 8192 / 16;
+    graph.seed = rng();
+    SCOPED_TRACE(absl::StrCat("graph, ", h.num_q_heads, "/", h.num_kv_heads));
+    ExpectReplaysMatchEager(graph, {{{8, 1, 3, 0, 5}, {8000, 5000, 3, 1, 8192}},
+                                    {{1, 1, 1, 1, 1}, {7000, 6000, 300, 1, 8000}}});
+  }
+}
+
 }  // namespace
 }  // namespace paged_attention

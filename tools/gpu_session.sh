@@ -15,10 +15,11 @@
 #                              AB_REPLAY_GAP_US=N idles N us after each replay
 #                              (compute-bound cases: testing/benchmark_main.h)
 #   peers                      tools/peer_benchmark.py: OUT/peers.json, OUT/peers_table.txt
-#   checks                     memcheck of the kernel test, racecheck in five parts of
+#   checks                     memcheck of the kernel test, racecheck in six parts of
 #                              120 s each (the kernel test's targeted cases, the fp16
 #                              sweep at pages 1/16/256, the bf16 sweep at page 16, the
-#                              modes test's tree cases, the KV head pairs test; a part cut at its limit says so
+#                              modes test's tree cases, the KV head pairs test; the
+#                              GQA ratios test, 240 s); a part cut at its limit says so
 #                              and at which case), graph-replay memcheck and the
 #                              plan_batch dumps through check_dump.py:
 #                              OUT/gpu_checks.txt, OUT/racecheck_all.log
@@ -135,17 +136,21 @@ run_racecheck() {
   # case): the kernel test's targeted cases (few workers with many
   # segments, merges, the decode and paired kernels against the general
   # one), the float16 sweep at three page sizes, the bfloat16 sweep at page
-  # 16, the modes test's tree cases and the KV head pairs kernel's test (the
-  # first part's limit ends before it). A part cut at its limit says so,
-  # and names the last case it reached.
-  local part binary filter racecheck_rc limit_s=120 hazards=0 cut=0 found
+  # 16, the modes test's tree cases, the KV head pairs kernel's test (the
+  # first part's limit ends before it) and the GQA ratios test (177 s under
+  # racecheck on the H200: a part of 240 s, the third word). A part cut at
+  # its limit says so, and names the last case it reached.
+  local part binary filter part_limit_s limit_s racecheck_rc hazards=0 cut=0 parts=0 found
   for part in \
-    "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys" \
+    "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys:*UnevenGqa*" \
     "paged_attention_test *Sweep*/float16_*_page1:*Sweep*/float16_*_page16:*Sweep*/float16_*_page256" \
     "paged_attention_test *Sweep*/bfloat16_*_page16" \
     "paged_attention_modes_test *TreeGpuTest.*:*TreeVerifyGpuTest.*" \
-    "paged_attention_test PagedAttentionGpuTest.KvHeadPairs*"; do
-    read -r binary filter <<< "$part"
+    "paged_attention_test PagedAttentionGpuTest.KvHeadPairs*" \
+    "paged_attention_test PagedAttentionGpuTest.UnevenGqa* 240"; do
+    read -r binary filter part_limit_s <<< "$part"
+    limit_s=${part_limit_s:-120}
+    parts=$((parts + 1))
     echo "== racecheck $binary $filter"
     timeout $limit_s compute-sanitizer --tool racecheck --print-limit 100000 \
       $bin/attention_kernel_$binary --gtest_filter="$filter" > "$out/racecheck.log" 2>&1
@@ -167,7 +172,7 @@ run_racecheck() {
   rm -f "$out/racecheck.log"
   # The gate: every consumer lane releases its own reads (WarpArrive), so the
   # kernels report no hazard; any is a finding (NOTES.md, Racecheck).
-  echo "racecheck total: $hazards hazards, $cut of 5 parts cut at the limit"
+  echo "racecheck total: $hazards hazards, $cut of $parts parts cut at the limit"
 }
 
 run_checks() {

@@ -701,8 +701,8 @@ TEST_F(PagedAttentionGpuTest, KvHeadPairsMatchReference) {
 //   and paired kernels;
 // - draft (q = 1 and 2): the decode kernels up to 16 rows;
 // - decode (q = 1): at head_dim 64 KV head pairs wherever CanPairKvHeads
-//   allows them (even KV heads, up to 16 rows per pair: the four ratios of
-//   3 to 7);
+//   allows them (even KV heads, up to 16 rows per pair: 24 / 8, 40 / 8,
+//   12 / 2 and 28 / 4);
 // then graph replays bit for bit with eager at 28 / 4 and 40 / 8.
 TEST_F(PagedAttentionGpuTest, UnevenGqaRatiosMatchReference) {
   struct Heads {

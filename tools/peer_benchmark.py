@@ -19,6 +19,11 @@ Runs on the GPU machine with its python3 and PyTorch:
    the backend takes it, else runs unmasked (an upper bound on its speed; the
    entry's label says so). A skewed batch is timed as two calls (the long
    request, then the short ones) since the peers need equal lengths.
+   Window cases (/window:W): flex masks the window in its block mask over
+   the whole K/V; SDPA reads K/V of only the keys the window holds (the
+   last W + q: an upper bound, as rows past the first see up to q - 1 keys
+   more). Softcap cases (/softcap:S): flex caps in a score_mod; SDPA has no
+   softcap and runs without it (an upper bound; its label says so).
 3. Writes one Google-Benchmark-style JSON: our entries (median aggregates)
    with counters vs_best_peer (our speed over the best peer's, > 1 = faster)
    and label naming that peer, one Peer_<name>/<same args> entry per peer
@@ -68,6 +73,19 @@ def shape_of(case, args):
     else:
         requests = [(q, int(kv))] * batch
     return hq, hkv, hd, requests
+
+
+def options_of(args):
+    """(window_left or -1, softcap or 0) of one of our cases."""
+    return int(args.get("window", -1)), float(args.get("softcap", 0))
+
+
+def keys_read(requests, window_left):
+    """[(q, keys the call must read)]: with a window, those of its last q
+    tokens (benchmark_shapes.h, KeysRead)."""
+    if window_left < 0:
+        return list(requests)
+    return [(q, min(k, window_left + q)) for q, k in requests]
 
 
 def peer_args_name(args):
@@ -192,12 +210,13 @@ class TorchPeers:
             tensors.append((q, k, qt, kt, vt))
         return tensors
 
-    def sdpa(self, backend, hq, hkv, hd, requests, dtype):
-        """(ms, note) or None when the backend refuses the shape."""
+    def sdpa(self, backend, hq, hkv, hd, requests, dtype, window_left=-1, softcap=0.0):
+        """(ms, note) or None when the backend refuses the shape. With a
+        window, K/V hold only the window's keys; a softcap is left out."""
         torch = self.torch
         from torch.nn.attention.bias import causal_lower_right
         F = torch.nn.functional
-        tensors = self.groups(hq, hkv, hd, requests, dtype)
+        tensors = self.groups(hq, hkv, hd, keys_read(requests, window_left), dtype)
         for masked in (True, False):
             calls = []
             for q, k, qt, kt, vt in tensors:
@@ -210,15 +229,23 @@ class TorchPeers:
                 note = "bottom-right causal" if masked and any(q > 1 for q, _ in requests) else ""
                 if not masked:
                     note = "unmasked (upper bound)"
+                if window_left >= 0:
+                    note = ", ".join(filter(None, [note, "the window's keys only (upper bound)"]))
+                if softcap:
+                    note = ", ".join(filter(None, [note, "no softcap (upper bound)"]))
                 return ms, note, clock
             except RuntimeError:
                 continue
         return None
 
-    def flex_call(self, hq, hkv, hd, requests, dtype):
+    def flex_call(self, hq, hkv, hd, requests, dtype, window_left=-1, softcap=0.0):
         if not self.use_flex:
             return None
         tensors = self.groups(hq, hkv, hd, requests, dtype)
+        score_mod = None
+        if softcap:
+            def score_mod(score, b, h, q_idx, kv_idx, cap=softcap):
+                return cap * self.torch.tanh(score / cap)
         calls = []
         for q, k, qt, kt, vt in tensors:
             offset = k - q
@@ -226,25 +253,35 @@ class TorchPeers:
             def bottom_right(b, h, q_idx, kv_idx, offset=offset):
                 return kv_idx <= q_idx + offset
 
-            mask = self.create_block_mask(bottom_right, B=None, H=None, Q_LEN=q, KV_LEN=k,
-                                          device="cuda")
+            def windowed(b, h, q_idx, kv_idx, offset=offset, window=window_left):
+                return (kv_idx <= q_idx + offset) & (kv_idx >= q_idx + offset - window)
+
+            mask = self.create_block_mask(bottom_right if window_left < 0 else windowed, B=None,
+                                          H=None, Q_LEN=q, KV_LEN=k, device="cuda")
             calls.append(lambda qt=qt, kt=kt, vt=vt, mask=mask: self.flex(
-                qt, kt, vt, block_mask=mask, enable_gqa=True))
+                qt, kt, vt, score_mod=score_mod, block_mask=mask, enable_gqa=True))
         try:
             ms, clock = self.time_calls(calls)
-            return ms, "compiled, bottom-right causal block mask", clock
+            note = "compiled, bottom-right causal block mask"
+            if window_left >= 0:
+                note += f" with a window of {window_left}"
+            if softcap:
+                note += f", softcap {softcap:g} in score_mod"
+            return ms, note, clock
         except Exception as error:  # compile failures are reported, not fatal
             print(f"flex failed: {error}", file=sys.stderr)
             return None
 
-    def run(self, hq, hkv, hd, requests, dtype="bf16", with_flex=True):
+    def run(self, hq, hkv, hd, requests, dtype="bf16", with_flex=True, window_left=-1,
+            softcap=0.0):
         results = {}
         for name, backend in (("sdpa_flash", self.SDPBackend.FLASH_ATTENTION),
                               ("sdpa_cudnn", self.SDPBackend.CUDNN_ATTENTION)):
-            timed = self.sdpa(backend, hq, hkv, hd, requests, dtype)
+            timed = self.sdpa(backend, hq, hkv, hd, requests, dtype, window_left, softcap)
             if timed:
                 results[name] = timed
-        timed = self.flex_call(hq, hkv, hd, requests, dtype) if with_flex else None
+        timed = (self.flex_call(hq, hkv, hd, requests, dtype, window_left, softcap)
+                 if with_flex else None)
         if timed:
             results["flex"] = timed
         self.torch.cuda.empty_cache()
@@ -257,8 +294,9 @@ class DryPeers:
     def version(self):
         return "dry-run"
 
-    def run(self, hq, hkv, hd, requests, dtype="bf16", with_flex=True):
-        _, total = kv_and_total_bytes(hq, hkv, hd, requests)
+    def run(self, hq, hkv, hd, requests, dtype="bf16", with_flex=True, window_left=-1,
+            softcap=0.0):
+        _, total = kv_and_total_bytes(hq, hkv, hd, keys_read(requests, window_left))
         return {"sdpa_flash": (total / 2.0e12 * 1e3 + 0.01, ""),
                 "sdpa_cudnn": (total / 3.0e12 * 1e3 + 0.01, "unmasked (upper bound)"),
                 **({"flex": (total / 2.5e12 * 1e3 + 0.02, "dry")} if with_flex else {})}
@@ -287,6 +325,33 @@ def bars_for(case, hq, hkv, requests):
     strong = q >= 4 and ((hq, hkv) == (64, 8) or (batch == 1 and kv >= 32768))
     bars.append(("vs_best_peer", ">=", 1.3 if strong else 1.0))
     return bars
+
+
+def option_twins(table):
+    """[(what, time over its twin's)] for each Window / Softcap case: the twin
+    is the case of any other family with the same arguments but the option,
+    reading the same keys (a window of W: kv W + 1, what its decode reads)."""
+    by_args = {}
+    for r in table:
+        family, rest = r["name"].split("/", 1)
+        by_args.setdefault(rest, r)
+    twins = []
+    for r in table:
+        family, rest = r["name"].split("/", 1)
+        parts = rest.split("/")
+        option = next((p for p in parts if p.startswith(("window:", "softcap:"))), None)
+        if option is None:
+            continue
+        twin_parts = [p for p in parts if p != option]
+        if option.startswith("window:"):
+            window_kv = str(int(option.split(":")[1]) + 1)
+            twin_parts = [f"kv:{window_kv}" if p.startswith("kv:") else p for p in twin_parts]
+        twin = by_args.get("/".join(twin_parts))
+        if twin is not None and twin is not r:
+            twins.append((f"{family[len('BM_PagedAttention'):]}/{rest.split('/iterations:')[0]}"
+                          f" / {twin['name'].split('/')[0][len('BM_PagedAttention'):]} twin time",
+                          r["us"] / twin["us"]))
+    return twins
 
 
 def check(value, op, bound):
@@ -375,18 +440,20 @@ def main():
         case, shape_args = parse_args(run_name)
         hq, hkv, hd, requests = shape_of(case, shape_args)
         time_us = entry["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[entry["time_unit"]]
-        kv_bytes, total_bytes = kv_and_total_bytes(hq, hkv, hd, requests)
-        flops = flops_of(hq, hd, requests)
+        window_left, softcap = options_of(shape_args)
+        kv_bytes, total_bytes = kv_and_total_bytes(hq, hkv, hd, keys_read(requests, window_left))
+        flops = flops_of(hq, hd, keys_read(requests, window_left))
         best = None
         # Trees have no peer here (PyTorch's SDPA has no tree mask): they are
         # compared with our chain of the same shape below.
         if (case not in ("PageSweep", "TreeVerify", "TreeDraftDecode")
                 and shape_args.get("l2") != "warm"):
             dtype = shape_args.get("dtype", "bf16")
-            key = (hq, hkv, hd, tuple(requests), dtype)
+            key = (hq, hkv, hd, tuple(requests), dtype, window_left, softcap)
             if key not in peer_cache:
                 with_flex = not args.flex_filter or re.search(args.flex_filter, name) is not None
-                peer_cache[key] = peers.run(hq, hkv, hd, requests, dtype, with_flex)
+                peer_cache[key] = peers.run(hq, hkv, hd, requests, dtype, with_flex, window_left,
+                                            softcap)
             for peer, (ms, note, *clock) in peer_cache[key].items():
                 us = ms * 1e3
                 tbps = total_bytes / (us * 1e-6) * 1e-12
@@ -471,6 +538,8 @@ def main():
         print(f"{what}: {value:.3f} ({op} {bound}: {'ok' if ok else 'MISS'})")
         met += ok
         failed += not ok
+    for what, value in option_twins(table):
+        print(f"{what}: {value:.3f} (no bar)")
     print(f"bars: {met} met, {failed} missed")
     return 0
 

@@ -7,6 +7,7 @@
 #ifndef ATTENTION_KERNEL_BENCHMARK_SHAPES_H_
 #define ATTENTION_KERNEL_BENCHMARK_SHAPES_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -40,6 +41,19 @@ struct AttentionBenchmarkShape {
   // > 0: the merge launch sized for this many merge tasks, as in a CUDA graph
   // captured for a larger batch and replayed with this one (LargeGraph).
   int32_t merge_task_capacity = 0;
+  // The call's options beyond the causal mask (Window, Softcap): a sliding
+  // window of window_left keys before the diagonal (-1: none), named
+  // /window:W, and logits capped at softcap * tanh(s / softcap) (0: none),
+  // named /softcap:S.
+  int32_t window_left = -1;
+  int32_t softcap = 0;
+
+  // Keys of a request of q_len query tokens and kv_len keys that the call
+  // must read: the window of its last q_len tokens, or every key.
+  int64_t KeysRead(int32_t q_len, int32_t kv_len) const {
+    if (window_left < 0) return kv_len;
+    return std::min<int64_t>(kv_len, int64_t{window_left} + q_len);
+  }
 
   // The keys as the case's name writes them: "4096", or "131072+63x1024"
   // when request 0 differs.
@@ -209,6 +223,28 @@ inline std::vector<AttentionBenchmarkShape> AttentionBenchmarkShapes() {
     add(uniform("Gqa", hq, hkv, 32, 1, 16384));
     add(uniform("Gqa", hq, hkv, 16, 8, 8192));
   }
+  // A sliding window of 4096 keys (Mistral's, Gemma 2's local layers) over
+  // 32k-key requests: the call must read only the window, so each case has a
+  // twin above that reads the same keys without one (Decode b32 4k, Verify
+  // b64 q8 4k; tools/peer_benchmark.py prints window / twin).
+  auto windowed = [](AttentionBenchmarkShape s) {
+    s.window_left = 4095;
+    return s;
+  };
+  add(windowed(uniform("Window", 32, 8, 32, 1, 32768)));
+  add(windowed(uniform("Window", 32, 8, 64, 8, 32768)));
+  // Logit softcapping at 50 (Gemma 2), beside the twin without it above:
+  // memory-bound decode and verify, verify at head_dim 256 (Gemma 2's), and
+  // the compute-bound verify q64 and prefill, where a tanh per logit shows.
+  auto capped = [](AttentionBenchmarkShape s) {
+    s.softcap = 50;
+    return s;
+  };
+  add(capped(uniform("Softcap", 32, 8, 32, 1, 16384)));
+  add(capped(uniform("Softcap", 32, 8, 16, 8, 8192)));
+  add(capped(uniform("Softcap", 32, 8, 16, 8, 8192, 16, 256)));
+  add(capped(uniform("Softcap", 32, 8, 16, 64, 8192)));
+  add(capped(uniform("Softcap", 32, 8, 4, 512, 4096)));
   return shapes;
 }
 

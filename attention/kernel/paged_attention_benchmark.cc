@@ -14,9 +14,13 @@
 // .../merge_capacity:M, a one-request verify whose merge launch is sized for M tasks, as in a
 // graph captured for a larger batch: compare with the Verify case of the same shape;
 // OneTileInGraph cases: .../calls:N, N one-tile calls captured in one graph, timed per call;
-// Gqa cases: decode and verify at GQA ratios that are not powers of two, 24/8, 40/8, 28/4)
+// Gqa cases: decode and verify at GQA ratios that are not powers of two, 24/8, 40/8, 28/4;
+// Window / Softcap cases: .../window:W (a sliding window of W keys before the diagonal) or
+// .../softcap:S (logits capped at S), each beside a twin without the option that reads the
+// same keys: tools/peer_benchmark.py prints their ratio)
 // Counters:
-//   kv_bytes  K and V bytes read once per (request, KV head)
+//   kv_bytes  K and V bytes read once per (request, KV head): of the keys in the
+//             window of the last query token with a window
 //   bytes     kv_bytes + Q, out and lse (what one call must move)
 //   TB/s      bytes / time
 //   E         TB/s over the device-to-device copy rate measured in this run
@@ -173,10 +177,15 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   RETURN_IF_ERROR(CudaCall(FillRandom16(setup.v, pool_elements, dtype, 2, nullptr), "fill v"));
   RETURN_IF_ERROR(CudaCall(FillRandom16(setup.q.data(), q_elements, dtype, 3, nullptr), "fill q"));
 
-  // The causal plan of this GPU's geometry, as the planner makes it.
+  // The causal plan of this GPU's geometry for the case's options, as the
+  // planner makes it (a window cuts every unit's key range to it).
+  AttentionOptions options;
+  options.softmax_scale = 1.0f / std::sqrt(static_cast<float>(c.shape.head_dim));
+  options.window_left = c.shape.window_left;
+  options.softcap = static_cast<float>(c.shape.softcap);
   ASSIGN_OR_RETURN(const PlannerConfig planner,
                    GpuPlannerConfig(dtype, c.shape.num_q_heads, c.shape.num_kv_heads,
-                                    c.shape.head_dim, AttentionOptions{}));
+                                    c.shape.head_dim, options));
   // Head_dim 64 decode plans units of KV head pairs, as the planner does.
   PlanShape shape;
   shape.max_batch_size = batch;
@@ -241,11 +250,12 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   plan.group = c.shape.num_q_heads / c.shape.num_kv_heads;
   plan.head_dim = c.shape.head_dim;
   plan.kv_heads_per_unit = setup.kv_heads_per_unit;
+  plan.window_left = config.window_left;
   plan.worker_begin = setup.worker_begin.as<int32_t>();
   plan.segments = setup.segments.as<WorkSegment>();
   plan.merge_tasks = setup.merge_tasks.as<MergeTask>();
   plan.counters = setup.counters.as<int32_t>();
-  args.options.softmax_scale = 1.0f / std::sqrt(static_cast<float>(c.shape.head_dim));
+  args.options = options;
   ASSIGN_OR_RETURN(setup.workspace, DeviceBuffer::Allocate(WorkspaceBytes(md), "workspace"));
   RETURN_IF_ERROR(CudaCall(cudaStreamCreateWithFlags(&setup.stream, cudaStreamNonBlocking),
                            "cudaStreamCreateWithFlags"));
@@ -305,8 +315,9 @@ void BM_PagedAttention(benchmark::State& state, const Case& c) {
 
   double kv_bytes = 0, flops = 0, q_tokens = 0;
   for (size_t i = 0; i < c.q_lens.size(); ++i) {
-    kv_bytes += 2.0 * c.k_lens[i] * c.shape.num_kv_heads * c.shape.head_dim * 2;
-    flops += 4.0 * c.q_lens[i] * c.shape.num_q_heads * double(c.k_lens[i]) * c.shape.head_dim;
+    const double keys = static_cast<double>(c.shape.KeysRead(c.q_lens[i], c.k_lens[i]));
+    kv_bytes += 2.0 * keys * c.shape.num_kv_heads * c.shape.head_dim * 2;
+    flops += 4.0 * c.q_lens[i] * c.shape.num_q_heads * keys * c.shape.head_dim;
     q_tokens += c.q_lens[i];
   }
   const double bytes = kv_bytes + q_tokens * c.shape.num_q_heads * (2.0 * c.shape.head_dim * 2 + 4);
@@ -338,6 +349,8 @@ Case CaseOf(const AttentionBenchmarkShape& shape) {
                         shape.num_kv_heads, "/hd:", shape.head_dim, "/batch:", shape.batch,
                         "/q:", shape.q_len, "/kv:", shape.KvLabel(), "/page:", shape.page_size);
   if (shape.fp16) c.name += "/dtype:fp16";
+  if (shape.window_left >= 0) c.name += absl::StrCat("/window:", shape.window_left);
+  if (shape.softcap > 0) c.name += absl::StrCat("/softcap:", shape.softcap);
   if (shape.tree != BenchmarkTree::kNone) {
     // Every request verifies the same tree of q nodes (q <= 64), or runs the
     // same draft decode step of topk branches (q = topk).

@@ -64,8 +64,8 @@ int TimeBoth() {
 }
 
 // `bench`: the plans of paged_attention_benchmark's shapes
-// (attention/kernel/benchmark_shapes.h, 264 workers: 132 SMs x 2, causal as
-// the benchmark plans them; shapes that differ only in what the partition
+// (attention/kernel/benchmark_shapes.h, 264 workers: 132 SMs x 2, causal
+// with the shape's window as the benchmark plans them; shapes that differ only in what the partition
 // does not see, such as page size or L2, once), each with both
 // implementations: the shapes whose plan changes, with the busiest worker's
 // cost and the active workers of each (a partition change's reach on the
@@ -79,7 +79,10 @@ int BenchShapes() {
     const std::string name = std::to_string(shape.num_q_heads) + "_" +
                              std::to_string(shape.num_kv_heads) + " / " +
                              std::to_string(shape.head_dim) + " / " + std::to_string(shape.batch) +
-                             " / " + std::to_string(shape.q_len) + " / " + shape.KvLabel();
+                             " / " + std::to_string(shape.q_len) + " / " + shape.KvLabel() +
+                             (shape.window_left >= 0
+                                  ? " w" + std::to_string(shape.window_left)
+                                  : std::string());
     if (!seen.insert(name).second) continue;
     ++planned;
     const int32_t config[8] = {shape.num_kv_heads,
@@ -88,7 +91,7 @@ int BenchShapes() {
                                264,
                                0,
                                1,
-                               -1,
+                               shape.window_left,
                                100};
     std::vector<int32_t> cu_seqlens_q(shape.batch + 1);
     for (int32_t i = 0; i <= shape.batch; ++i) cu_seqlens_q[i] = i * shape.q_len;

@@ -65,24 +65,22 @@ int TimeBoth() {
 
 // `bench`: the plans of paged_attention_benchmark's shapes
 // (attention/kernel/benchmark_shapes.h, 264 workers: 132 SMs x 2, causal
-// with the shape's window as the benchmark plans them; shapes that differ only in what the partition
-// does not see, such as page size or L2, once), each with both
-// implementations: the shapes whose plan changes, with the busiest worker's
-// cost and the active workers of each (a partition change's reach on the
-// benchmark, read before a GPU run). Exits 1 if a shape does not plan.
+// with the shape's window as the benchmark plans them; shapes that differ only in what the
+// partition does not see, such as page size or L2, once), each with both implementations: the
+// shapes whose plan changes, with the busiest worker's cost and the active workers of each (a
+// partition change's reach on the benchmark, read before a GPU run). Exits 1 if a shape does not
+// plan.
 int BenchShapes() {
   std::set<std::string> seen;
   int planned = 0, changed = 0, failed = 0;
   std::printf("%-36s %12s %12s\n", "heads / hd / batch / q / kv", "base busiest", "working");
   for (const paged_attention::AttentionBenchmarkShape& shape :
        paged_attention::AttentionBenchmarkShapes()) {
-    const std::string name = std::to_string(shape.num_q_heads) + "_" +
-                             std::to_string(shape.num_kv_heads) + " / " +
-                             std::to_string(shape.head_dim) + " / " + std::to_string(shape.batch) +
-                             " / " + std::to_string(shape.q_len) + " / " + shape.KvLabel() +
-                             (shape.window_left >= 0
-                                  ? " w" + std::to_string(shape.window_left)
-                                  : std::string());
+    const std::string name =
+        std::to_string(shape.num_q_heads) + "_" + std::to_string(shape.num_kv_heads) + " / " +
+        std::to_string(shape.head_dim) + " / " + std::to_string(shape.batch) + " / " +
+        std::to_string(shape.q_len) + " / " + shape.KvLabel() +
+        (shape.window_left >= 0 ? " w" + std::to_string(shape.window_left) : std::string());
     if (!seen.insert(name).second) continue;
     ++planned;
     const int32_t config[8] = {shape.num_kv_heads,

@@ -199,6 +199,47 @@ TEST_F(KernelLongContextGpuTest, WindowAndSoftcapOnTargetVerify) {
   CheckScenario(scenario, 16, 4, 128, DType::kBFloat16, 6, spec.seed, options);
 }
 
+// Logit caps that the logits reach and pass (Gemma 2 caps at 50, and its
+// logits go past the cap), so |s / softcap| runs up to ~3 and the cap's tanh
+// is checked where it bends and where it is flat. A tanh's error there is
+// absolute: a capped logit is off by softcap x that error (tanh.approx.f32,
+// relative error ~2^-11, would be ~0.02 of a logit at a cap of 50).
+// Queries and keys are N(0, 1), so logit_std sets the logits' spread through
+// the softmax scale. Decode units (q = 1), 32-row units (verify q = 8) and
+// 64-row wgmma units (verify q = 16) at 32 / 8 heads, every head_dim.
+TEST_F(KernelLongContextGpuTest, SoftcapWhereTanhSaturates) {
+  struct Cap {
+    float softcap, logit_std;
+  };
+  const Cap caps[] = {{50.0f, 40.0f}, {5.0f, 6.0f}, {1.0f, 2.0f}};
+  int index = 0;
+  for (const int32_t head_dim : {64, 128, 256}) {
+    for (const Cap& cap : caps) {
+      for (const int32_t q : {1, 8, 16}) {
+        const DType dtype = index++ % 2 ? DType::kFloat16 : DType::kBFloat16;
+        SCOPED_TRACE(::testing::Message()
+                     << "head_dim " << head_dim << " " << DTypeName(dtype) << " softcap "
+                     << cap.softcap << " logit std " << cap.logit_std << " q " << q);
+        ScenarioSpec spec;
+        spec.mode = q == 1 ? ForwardMode::kDecode : ForwardMode::kTargetVerify;
+        spec.convention =
+            q == 1 ? SeqLensConvention::kIncludesNewTokens : SeqLensConvention::kPrefixOnly;
+        spec.page_size = 16;
+        spec.prefix_lens = {1500, 37, 700};
+        spec.new_tokens = {q, q, q};
+        if (q > 1) spec.spec.num_draft_tokens = q;
+        spec.max_requests = kGraphCapacity + 2;
+        spec.seed = TestSeed() + index;
+        const Scenario scenario = BuildScenario(spec).value();
+        AttentionOptions options = DefaultOptions(head_dim);
+        options.softmax_scale = cap.logit_std / std::sqrt(static_cast<float>(head_dim));
+        options.softcap = cap.softcap;
+        CheckScenario(scenario, 32, 8, head_dim, dtype, q, spec.seed, options);
+      }
+    }
+  }
+}
+
 // What a sequence of batches replayed on one captured graph is made of.
 struct GraphSequence {
   int steps = 0;

@@ -88,7 +88,7 @@ run_ab() {  # rounds filter names...
 run_peers() {
   PYTHONUNBUFFERED=1 timeout 250 python3 tools/peer_benchmark.py \
     --ours $bin/attention_kernel_paged_attention_benchmark --out "$out/peers.json" \
-    --flex-filter 'Verify/|Gqa/.*/q:8/' > "$out/peers_table.txt" 2>&1
+    --flex-filter 'Verify/|Gqa/.*/q:8/|Window/|Softcap/' > "$out/peers_table.txt" 2>&1
   echo "peers rc=$?"
   grep -E 'MISS|bars:|skewed' "$out/peers_table.txt" | cut -c1-170
 }

@@ -714,7 +714,8 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
 #pragma unroll
     for (int n = 0; n < kKeys / 8; ++n) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = p.softcap_log2 * tanhf(s[n][e] * p.scale_over_softcap);
+      for (int e = 0; e < 4; ++e)
+        s[n][e] = p.softcap_log2 * TanhApprox(s[n][e] * p.scale_over_softcap);
     }
   } else if constexpr (!kScaleInExp) {
     const float scale_log2 = p.scale_log2;

@@ -280,6 +280,19 @@ __device__ __forceinline__ float Exp2FlushSubnormal(float x) {
   return y;
 }
 
+// tanh(x) by one MUFU.TANH (sm_75+), max relative error ~2^-11, as
+// FlashAttention and FlashInfer cap logits. tanhf took a polynomial or an
+// exponential and a division per logit, with a branch between them: verify
+// q64 with a cap ran 1.55x its time without one, 1.15x with this (NOTES.md,
+// `TA`). Capped logits stay within the tests' bound where tanh bends and
+// saturates (SoftcapWhereTanhSaturates: caps of 50 / 5 / 1 that the logits
+// pass); an exact form by ex2 and rcp (`TE`) passed too, 22% slower.
+__device__ __forceinline__ float TanhApprox(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // ---------------------------------------------------------------------------
 // wgmma (sm_90a only): a warpgroup's 64 x N x 16 product with both operands in
 // shared memory, 128-byte swizzled K-major tiles (TileOffset).

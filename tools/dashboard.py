@@ -101,7 +101,7 @@ METRIC_LABELS = {"E": "E", "vs_best_peer": "vs best peer", "time_us": "time (us)
 ATTENTION_PREFIX = "BM_PagedAttention"
 ATTENTION_CASES = ("Decode", "DraftExtend", "Verify", "Skewed", "Uniform", "OneTile",
                    "OneTileInGraph", "PageSweep", "Prefill", "TreeVerify", "TreeDraftDecode",
-                   "Gqa")
+                   "Gqa", "Window", "Softcap")
 PEER_PREFIX = "Peer_"
 PLANNER_FAMILIES = ("BM_PlanEager", "BM_PlanReplay", "BM_PlanReplayHostGather")
 PLANNER_POSITIONAL = ("batch", "context", "page")  # BM_PlanEager/64/4096/16 (older runs)

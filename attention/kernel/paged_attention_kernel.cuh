@@ -706,19 +706,16 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   // times a positive scale is the max of the scaled ones, bit for bit, and
   // each exponent is then one FFMA instead of a multiply and a subtraction
   // (ConsumeSegments pairs tiles only when logit_scale > 0), with 2^x
-  // flushing subnormals (one MUFU). With a cap, the exponent takes the cap's
-  // factor softcap_log2 the same way, and the logits stay tanh values.
+  // flushing subnormals (one MUFU).
   static_assert(!kScaleInExp || kTiles > 1, "the scale in the exponent: paired steps");
   const bool softcap = p.softcap_log2 != 0.0f;
-  const float logit_scale = !kScaleInExp ? 1.0f : softcap ? p.softcap_log2 : p.scale_log2;
+  const float logit_scale = kScaleInExp && !softcap ? p.scale_log2 : 1.0f;
   if (softcap) {
 #pragma unroll
     for (int n = 0; n < kKeys / 8; ++n) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float capped = TanhApprox(s[n][e] * p.scale_over_softcap);
-        s[n][e] = kScaleInExp ? capped : p.softcap_log2 * capped;
-      }
+      for (int e = 0; e < 4; ++e)
+        s[n][e] = p.softcap_log2 * TanhApprox(s[n][e] * p.scale_over_softcap);
     }
   } else if constexpr (!kScaleInExp) {
     const float scale_log2 = p.scale_log2;

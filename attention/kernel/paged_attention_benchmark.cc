@@ -19,8 +19,8 @@
 // .../softcap:S (logits capped at S), each beside a twin without the option that reads the
 // same keys: tools/peer_benchmark.py prints their ratio)
 // Counters:
-//   kv_bytes  K and V bytes read once per (request, KV head): of the keys in the
-//             window of the last query token with a window
+//   kv_bytes  K and V bytes read once per (request, KV head); with a window, of
+//             only the keys it holds (benchmark_shapes.h, KeysRead)
 //   bytes     kv_bytes + Q, out and lse (what one call must move)
 //   TB/s      bytes / time
 //   E         TB/s over the device-to-device copy rate measured in this run

@@ -283,7 +283,7 @@ __device__ __forceinline__ float Exp2FlushSubnormal(float x) {
 // tanh(x) by one MUFU.TANH (sm_75+), max relative error ~2^-11, as
 // FlashAttention and FlashInfer cap logits. tanhf took a polynomial or an
 // exponential and a division per logit, with a branch between them: verify
-// q64 with a cap ran 1.55x its time without one, 1.15x with this (NOTES.md,
+// q64 with a cap ran 1.55x its time without one, 1.15-1.18x with this (NOTES.md,
 // `TA`). Capped logits stay within the tests' bound where tanh bends and
 // saturates (SoftcapWhereTanhSaturates: caps of 50 / 5 / 1 that the logits
 // pass); an exact form by ex2 and rcp (`TE`) passed too, 22% slower.

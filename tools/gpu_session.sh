@@ -67,6 +67,8 @@ run_tests() {
     sort | uniq -c | head -20
   grep -hE "ERRSTAT" "$out/gpu_tests.log" | awk '{print $NF}' | sort -n | tail -1 |
     sed 's/^/worst error ratio /'
+  grep -hE "BOUNDSTAT" "$out/gpu_tests.log" | awk '{print $NF}' | sort -n | tail -1 |
+    sed 's/^/modes test: most of its bound a check used /'
 }
 
 run_ab() {  # rounds filter names...

@@ -9,7 +9,7 @@ for b in gpu_bundle/bin/attention_kernel_paged_attention_modes_test ab/modes_tan
   timeout 100 $b --gtest_filter='*SoftcapWhereTanhSaturates*' > $OUT/c7/saturates_$n.log 2>&1
   echo "== $b rc=$?"
   awk '/^CASE/ {c = $3 " " $4 " cap " $6 " q " $10} /^BOUNDSTAT/ {print c, "use", $NF}' \
-    $OUT/c7/saturates_$n.log | sort -k7 -n | tail -4
+    $OUT/c7/saturates_$n.log | sort -k8 -n | tail -4
   awk '/^CASE/ {c = $6} /^BOUNDSTAT/ {if ($NF > m[c]) m[c] = $NF} END {for (k in m) print "  cap " k " largest use " m[k]}' \
     $OUT/c7/saturates_$n.log | sort
 done

@@ -441,8 +441,9 @@ def main():
         hq, hkv, hd, requests = shape_of(case, shape_args)
         time_us = entry["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[entry["time_unit"]]
         window_left, softcap = options_of(shape_args)
-        kv_bytes, total_bytes = kv_and_total_bytes(hq, hkv, hd, keys_read(requests, window_left))
-        flops = flops_of(hq, hd, keys_read(requests, window_left))
+        read = keys_read(requests, window_left)
+        kv_bytes, total_bytes = kv_and_total_bytes(hq, hkv, hd, read)
+        flops = flops_of(hq, hd, read)
         best = None
         # Trees have no peer here (PyTorch's SDPA has no tree mask): they are
         # compared with our chain of the same shape below.

@@ -65,11 +65,12 @@ int TimeBoth() {
 
 // `bench`: the plans of paged_attention_benchmark's shapes
 // (attention/kernel/benchmark_shapes.h, 264 workers: 132 SMs x 2, causal
-// with the shape's window as the benchmark plans them; shapes that differ only in what the
-// partition does not see, such as page size or L2, once), each with both implementations: the
-// shapes whose plan changes, with the busiest worker's cost and the active workers of each (a
-// partition change's reach on the benchmark, read before a GPU run). Exits 1 if a shape does not
-// plan.
+// with the shape's window, as the benchmark plans them; shapes that differ
+// only in what the partition does not see, such as page size or L2, once),
+// each with both implementations: the shapes whose plan changes, with the
+// busiest worker's cost and the active workers of each (a partition change's
+// reach on the benchmark, read before a GPU run). Exits 1 if a shape does
+// not plan.
 int BenchShapes() {
   std::set<std::string> seen;
   int planned = 0, changed = 0, failed = 0;

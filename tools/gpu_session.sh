@@ -14,7 +14,8 @@
 #                              order rotated: OUT/ab_NAME_ROUND.json, OUT/ab_table.txt;
 #                              AB_REPLAY_GAP_US=N idles N us after each replay
 #                              (compute-bound cases: testing/benchmark_main.h)
-#   peers                      tools/peer_benchmark.py: OUT/peers.json, OUT/peers_table.txt
+#   peers                      tools/peer_benchmark.py, flex on every case: OUT/peers.json,
+#                              OUT/peers_table.txt, OUT/peers_log.txt (progress, flex failures)
 #   checks                     memcheck of the kernel test, racecheck in six parts of
 #                              120 s each (the kernel test's targeted cases, the fp16
 #                              sweep at pages 1/16/256, the bf16 sweep at page 16, the
@@ -88,10 +89,14 @@ run_ab() {  # rounds filter names...
 }
 
 run_peers() {
-  PYTHONUNBUFFERED=1 timeout 250 python3 tools/peer_benchmark.py \
+  # Flex on every case (~1-2 s of compile per shape); the per-case progress and
+  # flex's compile failures go to peers_log.txt, the table to peers_table.txt.
+  PYTHONUNBUFFERED=1 timeout 450 python3 tools/peer_benchmark.py \
     --ours $bin/attention_kernel_paged_attention_benchmark --out "$out/peers.json" \
-    --flex-filter 'Verify/|Gqa/.*/q:8/|Window/|Softcap/' > "$out/peers_table.txt" 2>&1
+    > "$out/peers_table.txt" 2> "$out/peers_log.txt"
   echo "peers rc=$?"
+  grep -E '^flex failed' "$out/peers_log.txt" | sort | uniq -c | cut -c1-170
+  tail -1 "$out/peers_log.txt" | cut -c1-170
   grep -E 'MISS|bars:|skewed' "$out/peers_table.txt" | cut -c1-170
 }
 

@@ -239,6 +239,10 @@ class TorchPeers:
         return None
 
     def flex_call(self, hq, hkv, hd, requests, dtype, window_left=-1, softcap=0.0):
+        """(ms, note, clock) or None. Flex picks its decoding kernel for queries
+        shorter than 128 rows; where that kernel fails to compile (q64 at GQA 4
+        packs 256 rows, a window's block mask), the main flex kernel is timed
+        instead (FORCE_USE_FLEX_ATTENTION), so every shape has a flex time."""
         if not self.use_flex:
             return None
         tensors = self.groups(hq, hkv, hd, requests, dtype)
@@ -246,8 +250,8 @@ class TorchPeers:
         if softcap:
             def score_mod(score, b, h, q_idx, kv_idx, cap=softcap):
                 return cap * self.torch.tanh(score / cap)
-        calls = []
-        for q, k, qt, kt, vt in tensors:
+        masks = []
+        for q, k, _, _, _ in tensors:
             offset = k - q
 
             def bottom_right(b, h, q_idx, kv_idx, offset=offset):
@@ -256,21 +260,29 @@ class TorchPeers:
             def windowed(b, h, q_idx, kv_idx, offset=offset, window=window_left):
                 return (kv_idx <= q_idx + offset) & (kv_idx >= q_idx + offset - window)
 
-            mask = self.create_block_mask(bottom_right if window_left < 0 else windowed, B=None,
-                                          H=None, Q_LEN=q, KV_LEN=k, device="cuda")
-            calls.append(lambda qt=qt, kt=kt, vt=vt, mask=mask: self.flex(
-                qt, kt, vt, score_mod=score_mod, block_mask=mask, enable_gqa=True))
-        try:
-            ms, clock = self.time_calls(calls)
+            masks.append(self.create_block_mask(bottom_right if window_left < 0 else windowed,
+                                                B=None, H=None, Q_LEN=q, KV_LEN=k, device="cuda"))
+        for kernel_options in (None, {"FORCE_USE_FLEX_ATTENTION": True}):
+            calls = [lambda qt=qt, kt=kt, vt=vt, mask=mask: self.flex(
+                         qt, kt, vt, score_mod=score_mod, block_mask=mask, enable_gqa=True,
+                         kernel_options=kernel_options)
+                     for (_, _, qt, kt, vt), mask in zip(tensors, masks)]
+            try:
+                ms, clock = self.time_calls(calls)
+            except Exception as error:  # compile failures are reported, not fatal
+                first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                print(f"flex failed{' (main kernel)' if kernel_options else ''}: "
+                      f"{first_line[:300]}", file=sys.stderr)
+                continue
             note = "compiled, bottom-right causal block mask"
             if window_left >= 0:
                 note += f" with a window of {window_left}"
             if softcap:
                 note += f", softcap {softcap:g} in score_mod"
+            if kernel_options:
+                note += ", main flex kernel (its decoding kernel failed to compile)"
             return ms, note, clock
-        except Exception as error:  # compile failures are reported, not fatal
-            print(f"flex failed: {error}", file=sys.stderr)
-            return None
+        return None
 
     def run(self, hq, hkv, hd, requests, dtype="bf16", with_flex=True, window_left=-1,
             softcap=0.0):
@@ -455,6 +467,10 @@ def main():
                 with_flex = not args.flex_filter or re.search(args.flex_filter, name) is not None
                 peer_cache[key] = peers.run(hq, hkv, hd, requests, dtype, with_flex, window_left,
                                             softcap)
+                timed = ", ".join(f"{peer} {ms * 1e3:.1f} us"
+                                  for peer, (ms, *_) in peer_cache[key].items())
+                print(f"[{time.time() - started:6.1f} s] {run_name[17:89]}: {timed}",
+                      file=sys.stderr)  # progress: where a run cut short by a timeout got
             for peer, (ms, note, *clock) in peer_cache[key].items():
                 us = ms * 1e3
                 tbps = total_bytes / (us * 1e-6) * 1e-12

@@ -887,7 +887,9 @@ def chart_prefill(plt, analysis):
     ax.set_xticklabels([display_name(r).replace("Prefill ", "") for r in rows], fontsize=8)
     ax.set_ylabel("TFLOP/s")
     ax.set_title("Prefill TFLOP/s")
-    ax.legend(fontsize=8)
+    # Room above the tallest bar for a one-row legend, so it hides no value.
+    ax.set_ylim(0, 1.22 * max(max(values) for values in series.values()))
+    ax.legend(fontsize=8, loc="upper center", ncol=len(series))
     ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()
     return fig

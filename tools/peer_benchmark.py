@@ -141,7 +141,7 @@ class GpuClock:
 class TorchPeers:
     """Times one shape with each PyTorch peer."""
 
-    def __init__(self, use_flex, replay_gap_us=0):
+    def __init__(self, use_flex, replay_gap_us=0, flex_mode=None):
         import torch
         self.replay_gap_us = replay_gap_us
         from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -160,7 +160,8 @@ class TorchPeers:
                 torch._dynamo.config.recompile_limit = 4096
             if hasattr(torch._dynamo.config, "accumulated_recompile_limit"):
                 torch._dynamo.config.accumulated_recompile_limit = 1 << 16
-            self.flex = torch.compile(flex_attention, dynamic=False)
+            self.flex_mode = flex_mode
+            self.flex = torch.compile(flex_attention, dynamic=False, mode=flex_mode)
             self.create_block_mask = create_block_mask
 
     def version(self):
@@ -274,7 +275,8 @@ class TorchPeers:
                 print(f"flex failed{' (main kernel)' if kernel_options else ''}: "
                       f"{first_line[:300]}", file=sys.stderr)
                 continue
-            note = "compiled, bottom-right causal block mask"
+            note = "compiled" + (f" ({self.flex_mode})" if self.flex_mode else "")
+            note += ", bottom-right causal block mask"
             if window_left >= 0:
                 note += f" with a window of {window_left}"
             if softcap:
@@ -389,6 +391,9 @@ def main():
     parser.add_argument("--filter", default="",
                         help="regex: only these of our cases (--benchmark_filter for the binary)")
     parser.add_argument("--no-flex", action="store_true", help="skip compiled flex_attention")
+    parser.add_argument("--flex-mode", default=None,
+                        help="torch.compile mode for flex (e.g. max-autotune-no-cudagraphs: each"
+                             " shape autotunes its block sizes, ~1 min of compile); default: none")
     parser.add_argument("--flex-filter", default="",
                         help="regex: time flex only for these cases (each shape compiles for"
                              " ~10 s); the SDPA peers run for every case")
@@ -422,6 +427,7 @@ def main():
                 ours = json.load(f)
 
     peers = DryPeers() if args.dry_run else TorchPeers(use_flex=not args.no_flex,
+                                                       flex_mode=args.flex_mode,
                                                        replay_gap_us=args.replay_gap_us)
     copy_tbps = float(ours.get("context", {}).get("copy_tbps", 0) or 0)
     context = dict(ours.get("context", {}))

@@ -16,6 +16,9 @@
 #                              (compute-bound cases: testing/benchmark_main.h)
 #   peers                      tools/peer_benchmark.py, flex on every case: OUT/peers.json,
 #                              OUT/peers_table.txt, OUT/peers_log.txt (progress, flex failures)
+#   peers_autotuned FILTER     the same with flex compiled by max-autotune, on our cases that
+#                              FILTER matches (~50 fit one call): OUT/peers_autotuned.json,
+#                              OUT/peers_autotuned_table.txt, OUT/peers_autotuned_log.txt.xz
 #   checks                     memcheck of the kernel test, racecheck in six parts of
 #                              120 s each (the kernel test's targeted cases, the fp16
 #                              sweep at pages 1/16/256, the bf16 sweep at page 16, the
@@ -57,8 +60,8 @@ cat gpu_bundle/REVISION
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 is_step() {
-  [[ $1 == tests || $1 == ab || $1 == peers || $1 == checks || $1 == racecheck || $1 == ncu ||
-     $1 == sass ]]
+  [[ $1 == tests || $1 == ab || $1 == peers || $1 == peers_autotuned || $1 == checks ||
+     $1 == racecheck || $1 == ncu || $1 == sass ]]
 }
 
 run_tests() {
@@ -98,6 +101,20 @@ run_peers() {
   grep -E '^flex failed' "$out/peers_log.txt" | sort | uniq -c | cut -c1-170
   tail -1 "$out/peers_log.txt" | cut -c1-170
   grep -E 'MISS|bars:|skewed' "$out/peers_table.txt" | cut -c1-170
+}
+
+# Flex compiled with max-autotune (~10 s of compile per shape, so one call
+# holds ~50 cases: give each call a FILTER of our cases) beside ours, which is
+# re-run on the same cases. Autotuned flex streams memory-bound verify and
+# draft extend at the roofline, as ours does (NOTES.md, `FLEXAT`).
+run_peers_autotuned() {  # filter
+  PYTHONUNBUFFERED=1 timeout 540 python3 tools/peer_benchmark.py \
+    --ours $bin/attention_kernel_paged_attention_benchmark --filter "$1" \
+    --flex-mode max-autotune-no-cudagraphs --out "$out/peers_autotuned.json" \
+    > "$out/peers_autotuned_table.txt" 2> "$out/peers_autotuned_log.txt"
+  echo "peers_autotuned rc=$? (124: cut at its limit; the log keeps each case's peer times)"
+  grep -E 'MISS|bars:' "$out/peers_autotuned_table.txt" | cut -c1-170
+  xz -f "$out/peers_autotuned_log.txt"
 }
 
 run_ncu() {  # name filters...
@@ -211,6 +228,10 @@ while (($#)); do
   case $step in
     tests) run_tests ;;
     peers) run_peers ;;
+    peers_autotuned)
+      if ! (($#)) || is_step "$1"; then echo "peers_autotuned needs FILTER" >&2; exit 2; fi
+      run_peers_autotuned "$1"; shift
+      ;;
     checks) run_checks ;;
     racecheck)
       run_racecheck > "$out/racecheck.txt" 2>&1
@@ -234,7 +255,8 @@ while (($#)); do
       if ((${#args[@]} < 1 || ${#args[@]} > 2)); then echo "sass needs NAME [REGEX]" >&2; exit 2; fi
       run_sass "${args[@]}"
       ;;
-    *) echo "unknown step: $step (tests, ab, peers, checks, racecheck, ncu, sass)" >&2; exit 2 ;;
+    *) echo "unknown step: $step (tests, ab, peers, peers_autotuned, checks, racecheck, ncu, sass)" >&2
+       exit 2 ;;
   esac
   echo "=== $step: $((SECONDS - start)) s"
   if [[ -n ${GPU_SESSION_PACK:-} ]]; then

@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "attention/planner/metadata_planner.h"
@@ -225,9 +226,14 @@ TEST_F(KernelLongContextGpuTest, SoftcapWhereTanhSaturates) {
     for (const Cap& cap : caps) {
       for (const int32_t q : {1, 8, 16}) {
         const DType dtype = index++ % 2 ? DType::kFloat16 : DType::kBFloat16;
-        SCOPED_TRACE(::testing::Message()
-                     << "head_dim " << head_dim << " " << DTypeName(dtype) << " softcap "
-                     << cap.softcap << " logit std " << cap.logit_std << " q " << q);
+        // One description for a failure's trace and the CASE line, which
+        // names the case of the BOUNDSTAT lines after it in the log.
+        const std::string description =
+            (::testing::Message() << "head_dim " << head_dim << " " << DTypeName(dtype)
+                                  << " softcap " << cap.softcap << " logit_std " << cap.logit_std
+                                  << " q " << q)
+                .GetString();
+        SCOPED_TRACE(description);
         ScenarioSpec spec;
         spec.mode = q == 1 ? ForwardMode::kDecode : ForwardMode::kTargetVerify;
         spec.convention =
@@ -242,8 +248,7 @@ TEST_F(KernelLongContextGpuTest, SoftcapWhereTanhSaturates) {
         AttentionOptions options = DefaultOptions(head_dim);
         options.softmax_scale = cap.logit_std / std::sqrt(static_cast<float>(head_dim));
         options.softcap = cap.softcap;
-        std::printf("CASE head_dim %d %s softcap %g logit_std %g q %d\n", head_dim,
-                    DTypeName(dtype), cap.softcap, cap.logit_std, q);
+        std::printf("CASE %s\n", description.c_str());
         CheckScenario(scenario, 32, 8, head_dim, dtype, q, spec.seed, options);
       }
     }

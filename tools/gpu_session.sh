@@ -17,8 +17,8 @@
 #   peers                      tools/peer_benchmark.py, flex on every case: OUT/peers.json,
 #                              OUT/peers_table.txt, OUT/peers_log.txt (progress, flex failures)
 #   peers_autotuned FILTER     the same with flex compiled by max-autotune, on our cases that
-#                              FILTER matches (~50 fit one call): OUT/peers_autotuned.json,
-#                              OUT/peers_autotuned_table.txt, OUT/peers_autotuned_log.txt.xz
+#                              FILTER matches (~40-50 fit one call): OUT/peers_autotuned.json,
+#                              OUT/peers_autotuned_table.txt, OUT/peers_autotuned_log.txt
 #   checks                     memcheck of the kernel test, racecheck in six parts of
 #                              120 s each (the kernel test's targeted cases, the fp16
 #                              sweep at pages 1/16/256, the bf16 sweep at page 16, the
@@ -91,30 +91,29 @@ run_ab() {  # rounds filter names...
   cut -c1-150 "$out/ab_table.txt"
 }
 
-run_peers() {
-  # Flex on every case (~1-2 s of compile per shape); the per-case progress and
-  # flex's compile failures go to peers_log.txt, the table to peers_table.txt.
-  PYTHONUNBUFFERED=1 timeout 450 python3 tools/peer_benchmark.py \
-    --ours $bin/attention_kernel_paged_attention_benchmark --out "$out/peers.json" \
-    > "$out/peers_table.txt" 2> "$out/peers_log.txt"
-  echo "peers rc=$?"
-  grep -E '^flex failed' "$out/peers_log.txt" | sort | uniq -c | cut -c1-170
-  tail -1 "$out/peers_log.txt" | cut -c1-170
-  grep -E 'MISS|bars:|skewed' "$out/peers_table.txt" | cut -c1-170
+# tools/peer_benchmark.py over our benchmark binary: OUT/NAME.json, the bars
+# table in OUT/NAME_table.txt, and in OUT/NAME_log.txt each case's peer times
+# as it goes (what a run cut at its limit reached) and flex's compile failures.
+run_peer_script() {  # name limit_s [peer_benchmark.py args...]
+  local name=$1 limit_s=$2; shift 2
+  PYTHONUNBUFFERED=1 timeout "$limit_s" python3 tools/peer_benchmark.py \
+    --ours $bin/attention_kernel_paged_attention_benchmark --out "$out/$name.json" "$@" \
+    > "$out/${name}_table.txt" 2> "$out/${name}_log.txt"
+  echo "$name rc=$? (124: cut at its limit)"
+  grep -E '^flex failed' "$out/${name}_log.txt" | sort | uniq -c | cut -c1-170
+  tail -1 "$out/${name}_log.txt" | cut -c1-170
+  grep -E 'MISS|bars:|skewed' "$out/${name}_table.txt" | cut -c1-170
 }
 
-# Flex compiled with max-autotune (~10 s of compile per shape, so one call
-# holds ~50 cases: give each call a FILTER of our cases) beside ours, which is
-# re-run on the same cases. Autotuned flex streams memory-bound verify and
+# Flex on every case: ~1-2 s of compile per shape.
+run_peers() { run_peer_script peers 450; }
+
+# Flex compiled with max-autotune (~10-14 s of compile per shape, so one call
+# holds ~40-50 cases: give each call a FILTER of our cases) beside ours, which
+# is re-run on the same cases. Autotuned flex streams memory-bound verify and
 # draft extend at the roofline, as ours does (NOTES.md, `FLEXAT`).
 run_peers_autotuned() {  # filter
-  PYTHONUNBUFFERED=1 timeout 540 python3 tools/peer_benchmark.py \
-    --ours $bin/attention_kernel_paged_attention_benchmark --filter "$1" \
-    --flex-mode max-autotune-no-cudagraphs --out "$out/peers_autotuned.json" \
-    > "$out/peers_autotuned_table.txt" 2> "$out/peers_autotuned_log.txt"
-  echo "peers_autotuned rc=$? (124: cut at its limit; the log keeps each case's peer times)"
-  grep -E 'MISS|bars:' "$out/peers_autotuned_table.txt" | cut -c1-170
-  xz -f "$out/peers_autotuned_log.txt"
+  run_peer_script peers_autotuned 540 --filter "$1" --flex-mode max-autotune-no-cudagraphs
 }
 
 run_ncu() {  # name filters...

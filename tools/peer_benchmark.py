@@ -393,10 +393,10 @@ def main():
     parser.add_argument("--no-flex", action="store_true", help="skip compiled flex_attention")
     parser.add_argument("--flex-mode", default=None,
                         help="torch.compile mode for flex (e.g. max-autotune-no-cudagraphs: each"
-                             " shape autotunes its block sizes, ~1 min of compile); default: none")
+                             " shape autotunes its block sizes, ~10-14 s of compile); default: none")
     parser.add_argument("--flex-filter", default="",
                         help="regex: time flex only for these cases (each shape compiles for"
-                             " ~10 s); the SDPA peers run for every case")
+                             " ~1-2 s); the SDPA peers run for every case")
     parser.add_argument("--replay-gap-us", type=int, default=0,
                         help="idle this long after each timed call, ours (--replay_gap_us) and"
                              " the peers' alike (testing/benchmark_main.h says when to)")

@@ -176,6 +176,8 @@ void HostBatch::Plan(int32_t pinned_splits) {
   plan.group = group;
   plan.head_dim = spec.head_dim;
   plan.kv_heads_per_unit = kv_heads_per_unit;
+  plan.member_pair_offset = spec.member_pairs ? counts->member_pair_offset : 0;
+  plan.member_pair_unit_offset = spec.member_pairs ? counts->member_pair_unit_offset : 0;
   plan.causal = config.mask == MaskMode::kCausal ? 1 : 0;
   plan.window_left = config.window_left;
 }

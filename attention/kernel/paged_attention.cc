@@ -36,6 +36,13 @@ bool UseTma() {
   return use;
 }
 
+// PA_ATTENTION_NO_MEMBER_PAIRS=1 runs co-read member pairs on CTAs of one
+// consumer warpgroup each, as graph replays do (A/B timing).
+bool UseMemberPairs() {
+  static const bool use = std::getenv("PA_ATTENTION_NO_MEMBER_PAIRS") == nullptr;
+  return use;
+}
+
 size_t AlignUp(size_t bytes) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
@@ -180,6 +187,13 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
                      plan.max_merge_tasks, ", max_partials ", plan.max_partials,
                      ", max_zero_fill_tokens ", plan.max_zero_fill_tokens));
   }
+  if (plan.member_pair_offset < 0 || plan.member_pair_offset > plan.num_workers ||
+      plan.member_pair_unit_offset < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("work plan member pairs: member_pair_offset ", plan.member_pair_offset,
+                     " must be in [0, num_workers ", plan.num_workers,
+                     "] and member_pair_unit_offset ", plan.member_pair_unit_offset, " >= 0"));
+  }
   const int32_t group = args.num_q_heads / args.num_kv_heads;
   if (plan.num_kv_heads != args.num_kv_heads || plan.group != group ||
       plan.head_dim != args.head_dim) {
@@ -290,6 +304,7 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   params.page_table = md.page_table;
   params.tree_mask = md.tree_mask;
   params.plan = plan;
+  if (!UseMemberPairs()) params.plan.member_pair_offset = 0;
   params.total_q_tokens = md.total_q_tokens;
   params.num_q_heads = args.num_q_heads;
   // Units of KV head pairs run the head_dim 128 decode kernel over half as

@@ -223,6 +223,12 @@ TEST(PagedAttentionCanImplementTest, RejectsNegativePlanCapacities) {
   args = ValidArgs();
   args.metadata.plan.num_workers = 1 << 21;
   ExpectError(args, absl::StatusCode::kInvalidArgument, "num_workers");
+  args = ValidArgs();
+  args.metadata.plan.member_pair_offset = 265;  // past the 264 workers
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "member_pair_offset 265");
+  args = ValidArgs();
+  args.metadata.plan.member_pair_unit_offset = -2;
+  ExpectError(args, absl::StatusCode::kInvalidArgument, "member_pair_unit_offset -2");
 }
 
 TEST(PagedAttentionCanImplementTest, RejectsNullAndMisalignedPointers) {

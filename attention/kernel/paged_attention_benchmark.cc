@@ -250,6 +250,8 @@ absl::Status Prepare(const Case& c, Setup& setup) {
   plan.group = c.shape.num_q_heads / c.shape.num_kv_heads;
   plan.head_dim = c.shape.head_dim;
   plan.kv_heads_per_unit = setup.kv_heads_per_unit;
+  plan.member_pair_offset = setup.counts.member_pair_offset;
+  plan.member_pair_unit_offset = setup.counts.member_pair_unit_offset;
   plan.window_left = config.window_left;
   plan.worker_begin = setup.worker_begin.as<int32_t>();
   plan.segments = setup.segments.as<WorkSegment>();

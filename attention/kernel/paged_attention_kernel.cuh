@@ -115,10 +115,16 @@ constexpr int MaxOf(int a, int b) { return a > b ? a : b; }
 // query tile, which the fifth stage cost them 1-4% (`R5`).
 constexpr int kDeepRingStages = 5;
 
-template <int kHeadDim, bool kDecode = false, bool kDeepRing = false>
+// kGroups: consumer warpgroups per CTA. 2 (the deep ring only): each runs one
+// worker of a member pair (WorkPlanView::member_pair_offset) on the one K/V
+// stream of the CTA's producer, which the two members' workers would each
+// stream for themselves: one CTA per SM, each K/V tile read once from L2 for
+// 128 rows, and a ring of twice the stages.
+template <int kHeadDim, bool kDecode = false, bool kDeepRing = false, int kGroups = 1>
 struct KernelTraits {
   static_assert(IsSupportedHeadDim(kHeadDim), "unsupported head_dim");
   static_assert(!kDecode || HasDecodeKernel(kHeadDim), "no decode kernel at this head_dim");
+  static_assert(kGroups == 1 || (kGroups == 2 && kDeepRing), "member pairs: the deep ring");
   static constexpr int kKeysPerTile = KeysPerTile(kHeadDim);
   // 16 KB stages: 64 KB of K/V in flight per CTA, two CTAs per SM. Four, a
   // multiple of the key ways, keep each stage's rounds with one key way (see
@@ -126,7 +132,9 @@ struct KernelTraits {
   // 3-5% faster on short-request and head_dim 64 decode (NOTES.md): the
   // decode kernel, whose tiles land in order, has DecodeStages (six were no
   // faster than five).
-  static constexpr int kStages = kDecode ? DecodeStages(kHeadDim) : kDeepRing ? kDeepRingStages : 4;
+  static constexpr int kStages = kDecode     ? DecodeStages(kHeadDim)
+                                 : kDeepRing ? kDeepRingStages * kGroups
+                                             : 4;
   static constexpr int kConsumerWarps = 4;
   static constexpr int kConsumerThreads = kConsumerWarps * 32;
   static constexpr int kThreads = kConsumerThreads + 32;   // + the producer warp
@@ -160,9 +168,10 @@ struct KernelTraits {
   // the fold's "full" and "free".
   static constexpr int kBarrierBytes = 2 * kStages * 8 + (kDecode ? 4 * 8 : 0);
   static constexpr int kFlagBytes = 48;  // FusedMergeFlag
-  static constexpr int kOneQuerySmemBytes = kQBytes + kRingBytes + kScratchBytes +
-                                            kMergeStateBytes + kBarrierBytes + kFlagBytes +
-                                            1024;  // + alignment slack
+  // (Per consumer group: the query tiles, scratch, merge state and flag.)
+  static constexpr int kOneQuerySmemBytes =
+      kGroups * (kQBytes + kScratchBytes + kMergeStateBytes + kFlagBytes) + kRingBytes +
+      kBarrierBytes + 1024;  // + alignment slack
   // A second query tile lets the consumers load the next segment's queries
   // while the current segment runs (no DRAM round trip at a segment
   // boundary), where two CTAs per SM still fit (not in the general kernel at
@@ -171,7 +180,7 @@ struct KernelTraits {
   // are long, so few workers cross many segment boundaries.
   static constexpr int kQueryTiles =
       !kDeepRing && 2 * (kOneQuerySmemBytes + kQBytes) + 2 * 1024 <= 228 * 1024 ? 2 : 1;
-  static constexpr int kSmemBytes = kOneQuerySmemBytes + (kQueryTiles - 1) * kQBytes;
+  static constexpr int kSmemBytes = kOneQuerySmemBytes + kGroups * (kQueryTiles - 1) * kQBytes;
 
   static_assert(kUnitRows == kConsumerWarps * 16, "one m16 row block per consumer warp");
   static_assert(kKeysPerTile % 16 == 0, "whole mma k16 steps of P V");
@@ -188,7 +197,8 @@ struct KernelTraits {
   static_assert(!kDeepRing || kStages >= kConsumerWarps, "a warp's previous tile is a stage back");
   static_assert(!kDecode || kStages >= kConsumerWarps, "a warp's previous tile is a stage back");
   static_assert(!kDecode || kQueryTiles == 2, "the decode kernel's queries alternate tiles");
-  static_assert(2 * kSmemBytes + 2 * 1024 <= 228 * 1024, "two CTAs per SM");
+  static_assert(kGroups == 2 || 2 * kSmemBytes + 2 * 1024 <= 228 * 1024, "two CTAs per SM");
+  static_assert(kSmemBytes + 1024 <= 228 * 1024, "one CTA per SM");
 };
 
 // Threads of a CTA. The deep-ring kernels and every head_dim 256 kernel give
@@ -206,10 +216,11 @@ struct KernelTraits {
 constexpr bool SplitsRegisters(int head_dim, bool deep_ring) {
   return deep_ring || head_dim == 256;
 }
-template <int kHeadDim, bool kDeepRing>
+template <int kHeadDim, bool kDeepRing, int kGroups = 1>
 constexpr int CtaThreads() {
-  return SplitsRegisters(kHeadDim, kDeepRing) ? 2 * KernelTraits<kHeadDim>::kConsumerThreads
-                                              : KernelTraits<kHeadDim>::kThreads;
+  return SplitsRegisters(kHeadDim, kDeepRing)
+             ? (kGroups + 1) * KernelTraits<kHeadDim>::kConsumerThreads
+             : KernelTraits<kHeadDim>::kThreads;
 }
 // Per-thread registers after setmaxnreg where SplitsRegisters: launched at
 // 128 (two CTAs of 256 threads per SM), the producer warpgroup gives up
@@ -218,8 +229,14 @@ constexpr int CtaThreads() {
 // became % 5); head_dim 256's producers (four stages) fit in 56. Its
 // consumers spill nothing at 200 in the decode kernel (166 B at 168, 70 B at
 // 184); the general kernel's still spill 16 B, and 12 B at 216 (producer 40).
+// With two consumer warpgroups (kGroups: one CTA of 384 threads per SM,
+// launched at 168) the consumers take what the producer's warpgroup leaves of
+// the SM's 64 K registers, in multiples of 8: 216.
 constexpr int ProducerRegisters(bool deep_ring) { return deep_ring ? 72 : 56; }
-constexpr int ConsumerRegisters(bool deep_ring) { return 2 * 128 - ProducerRegisters(deep_ring); }
+constexpr int ConsumerRegisters(bool deep_ring, int groups = 1) {
+  return groups == 1 ? 2 * 128 - ProducerRegisters(deep_ring)
+                     : (65536 / 128 - ProducerRegisters(deep_ring)) / groups / 8 * 8;
+}
 
 __device__ __forceinline__ WorkSegment LoadSegment(const WorkSegment* segment) {
   const int4* words = reinterpret_cast<const int4*>(segment);
@@ -373,11 +390,67 @@ __device__ __forceinline__ void IssueTileByTma(
   if (lane != 0) MbarrierArrive(full, 1);
 }
 
-template <typename T, int kHeadDim, bool kDecode, bool kDeepRing>
+// A member pair's walk (kGroups 2) over the segment lists of its two
+// workers: list a of worker blockIdx.x (member m of the plan's co-read
+// groups) and list b of worker blockIdx.x + member_pair_offset (member m +
+// member_pair_unit_offset). Both lists are in dealing order: request, KV
+// head, group, then keys. A step takes the next segment of each list when
+// both are pieces of one group from the same first key tile, as one stream of
+// their union (the further end); else the one that comes first, alone (the
+// other member has no such piece: a group with fewer members, or keys outside
+// its range). The producer and both consumer groups walk alike, so they agree
+// on every tile of the stream whatever the lists hold (in any other order
+// only the sharing suffers).
+struct PairWalk {
+  int a, a_end;  // list a's next segment and end
+  int b, b_end;
+};
+struct PairStep {
+  int a = -1;  // the step's segment of list a, or -1
+  int b = -1;
+  WorkSegment stream;   // the stream's unit (a's when it has keys) and key range
+  SegmentTiles tiles;   // the stream's tiles: each segment's own come first
+  bool by_tma = false;  // every unit with keys takes TMA (StreamsByTma)
+};
+
+template <int kKeysPerTile>
+__device__ __forceinline__ PairStep NextPairStep(const PagedAttentionParams& p, PairWalk& walk) {
+  const bool has_a = walk.a < walk.a_end, has_b = walk.b < walk.b_end;
+  const WorkSegment x = has_a ? LoadSegment(p.plan.segments + walk.a) : WorkSegment{};
+  const WorkSegment y = has_b ? LoadSegment(p.plan.segments + walk.b) : WorkSegment{};
+  const SegmentTiles x_tiles = TilesOf<kKeysPerTile>(x), y_tiles = TilesOf<kKeysPerTile>(y);
+  // < 0: x first, alone; > 0: y alone; 0: together.
+  const int order = !has_b   ? -1
+                    : !has_a ? 1
+                             : MemberPairOrder(x, y, p.plan.member_pair_unit_offset, kKeysPerTile);
+  PairStep step;
+  if (order <= 0) step.a = walk.a++;
+  if (order >= 0) step.b = walk.b++;
+  const bool x_keys = order <= 0 && x_tiles.num_tiles > 0;
+  const bool y_keys = order >= 0 && y_tiles.num_tiles > 0;
+  step.stream = x_keys || !y_keys ? x : y;
+  step.tiles = x_keys ? x_tiles : y_tiles;
+  if (x_keys && y_keys) {
+    step.tiles.num_tiles = max(x_tiles.num_tiles, y_tiles.num_tiles);
+    step.stream.key_begin = min(x.key_begin, y.key_begin);
+    step.stream.key_end = max(x.key_end, y.key_end);
+  }
+  step.by_tma = (!x_keys || StreamsByTma(UnitRowCount(x.q_len, p.group, x.unit_tile))) &&
+                (!y_keys || StreamsByTma(UnitRowCount(y.q_len, p.group, y.unit_tile)));
+  return step;
+}
+
+// Streams the K/V tiles of the worker's segments [segment_begin,
+// segment_end); with kGroups 2, of the member pair's walk (PairWalk, the
+// partner's list [partner_begin, partner_end)), by TMA only where every
+// unit of the step takes it (StreamsByTma: a unit of several key ways relies
+// on cp.async tiles landing in issue order, ConsumeSegments).
+template <typename T, int kHeadDim, bool kDecode, bool kDeepRing, int kGroups = 1>
 __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, int segment_begin,
-                                                int segment_end, T* k_ring, T* v_ring,
-                                                uint64_t* full, uint64_t* empty) {
-  using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing>;
+                                                int segment_end, int partner_begin, int partner_end,
+                                                T* k_ring, T* v_ring, uint64_t* full,
+                                                uint64_t* empty) {
+  using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing, kGroups>;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int lane = threadIdx.x % 32;
   const int chunk = lane % Traits::kChunksPerRow;
@@ -385,13 +458,28 @@ __device__ __forceinline__ void ProduceSegments(const PagedAttentionParams& p, i
   const uint32_t slot_bytes = static_cast<uint32_t>(p.num_kv_heads) * kHeadDim * sizeof(T);
   const PageGeometry pages_of(p.page_size);
   uint32_t tile_counter = 0;  // tiles produced by this CTA so far: picks stage and phase
+  PairWalk walk{segment_begin, segment_end, partner_begin, partner_end};  // (kGroups 2)
 
-  for (int s = segment_begin; s < segment_end; ++s) {
-    const WorkSegment segment = LoadSegment(p.plan.segments + s);
-    const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
+  // (With kGroups 2, s only counts the walk's steps.)
+  for (int s = segment_begin;
+       kGroups == 1 ? s < segment_end : walk.a < walk.a_end || walk.b < walk.b_end; ++s) {
+    WorkSegment segment;
+    SegmentTiles tiles;
+    bool pair_by_tma = false;
+    if constexpr (kGroups == 1) {
+      segment = LoadSegment(p.plan.segments + s);
+      tiles = TilesOf<kKeysPerTile>(segment);
+    } else {
+      const PairStep step = NextPairStep<kKeysPerTile>(p, walk);
+      segment = step.stream;
+      tiles = step.tiles;
+      pair_by_tma = step.by_tma;
+    }
     if (tiles.num_tiles == 0) continue;
-    const bool tma_unit = !kDecode && p.tma_box_rows > 0 &&
-                          StreamsByTma(UnitRowCount(segment.q_len, p.group, segment.unit_tile));
+    const bool tma_unit =
+        !kDecode && p.tma_box_rows > 0 &&
+        (kGroups == 1 ? StreamsByTma(UnitRowCount(segment.q_len, p.group, segment.unit_tile))
+                      : pair_by_tma);
     const int32_t* page_row = p.page_table + int64_t{segment.request} * p.max_pages_per_request;
     const int64_t lane_offset = (int64_t{segment.kv_head} * kHeadDim + chunk * 8) * sizeof(T);
     const char* k_lane = static_cast<const char*>(p.k_cache) + lane_offset;
@@ -883,13 +971,13 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
 // the unit zero-filled) into the swizzled query tile by cp.async, every
 // consumer thread taking every kConsumerThreads-th 16-byte chunk, as one
 // cp.async group of this thread (the caller waits for it).
-template <typename T, int kHeadDim, int kQueryRows>
+template <typename T, int kHeadDim, int kQueryRows, int kGroups = 1>
 __device__ __forceinline__ void IssueQueryTile(const PagedAttentionParams& p, const UnitView& unit,
                                                int row_blocks, T* q_smem) {
   using Traits = KernelTraits<kHeadDim>;
   const T* q = static_cast<const T*>(p.q);
   const int chunks = row_blocks * 16 * Traits::kChunksPerRow;
-  for (int c = threadIdx.x; c < chunks; c += Traits::kConsumerThreads) {
+  for (int c = GroupThread<kGroups>(); c < chunks; c += Traits::kConsumerThreads) {
     const int row = c / Traits::kChunksPerRow;
     const int chunk = c % Traits::kChunksPerRow;
     const bool valid = row < unit.rows;
@@ -980,13 +1068,14 @@ static_assert(sizeof(FusedMergeFlag) == KernelTraits<128>::kFlagBytes, "kFlagByt
 // leaves: each waits for the count to wrap (the last piece's arrival) and
 // merges its own slice of the unit (MergeSlice), so the merge's reads are
 // spread over the unit's CTAs instead of one CTA reading all partials.
-template <typename T, int kHeadDim, bool kDecode, int kOutHeadDim = kHeadDim>
+template <typename T, int kHeadDim, bool kDecode, int kOutHeadDim = kHeadDim, int kGroups = 1>
 __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, int merge_task,
                                                  int rows, float* scratch, FusedMergeFlag* flag,
                                                  const WorkSegment& segment, T* staging) {
+  static_assert(kGroups == 1 || !kDecode, "member pairs: the deep ring");
   const bool spread = kDecode && p.cooperative != 0 && segment.merge_by_all != 0;
-  ConsumerBarrier();  // every consumer warp's partial stores are issued
-  if (threadIdx.x == 0) {
+  GroupBarrier<kGroups>();  // every consumer warp's partial stores are issued
+  if (GroupThread<kGroups>() == 0) {
     // MergeTask::arrivals is the one plan word a kernel writes (work_plan.h).
     // The task's other words are constant: loaded here, they arrive while the
     // fence waits, and the merge starts without a load of its own (the merge
@@ -1017,7 +1106,7 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
     flag->is_last = finished_last ? 1 : 0;
     if (kDecode) flag->spread = spread_unit ? 1 : 0;
   }
-  ConsumerBarrier();
+  GroupBarrier<kGroups>();
   if constexpr (kDecode) {
     if (flag->spread != 0) {
       const MergeTask task = MergeTaskFromWords(flag->task[0], flag->task[1]);
@@ -1033,7 +1122,7 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
   }
   if (flag->is_last == 0) return;
   const MergeTask task = MergeTaskFromWords(flag->task[0], flag->task[1]);
-  const int warp = threadIdx.x / 32;
+  const int warp = GroupThread<kGroups>() / 32;
   constexpr int kWarps = KernelTraits<kHeadDim>::kConsumerWarps;
   float* weights = scratch + warp * kMergeWeights;
   if (kDecode && rows > kWarps && rows % 2 == 0) {
@@ -1067,7 +1156,7 @@ __device__ __forceinline__ void MergeIfLastPiece(const PagedAttentionParams& p, 
 // and 0), so four key ways fold in two rounds and short segments, such as a
 // one-tile call's, in one. The last round always runs, for its barriers.
 // Uniform over the consumers.
-template <int kHeadDim, bool kSkipEmptyRounds, int kRows = 16>
+template <int kHeadDim, bool kSkipEmptyRounds, int kRows = 16, int kGroups = 1>
 __device__ __forceinline__ void FoldKeyWaysWithBarriers(RowState<kHeadDim, kRows>& state,
                                                         float* merge_o, float* merge_state,
                                                         int key_ways, int key_way, int row_blocks,
@@ -1075,12 +1164,12 @@ __device__ __forceinline__ void FoldKeyWaysWithBarriers(RowState<kHeadDim, kRows
   constexpr int kMergeStateFloats = KernelTraits<kHeadDim>::kMergeStateFloats;
   for (int half = key_ways / 2; half >= 1; half /= 2) {
     if (kSkipEmptyRounds && half > 1 && num_tiles <= half) continue;
-    ConsumerBarrier();
+    GroupBarrier<kGroups>();
     if (key_way >= half && key_way < 2 * half) {
       const int slot = (key_way - half) * row_blocks + row_block;
       state.Store(merge_o + slot * kRows * kHeadDim, merge_state + slot * kMergeStateFloats, lane);
     }
-    ConsumerBarrier();
+    GroupBarrier<kGroups>();
     if (key_way < half) {
       const int slot = key_way * row_blocks + row_block;
       state.Merge(merge_o + slot * kRows * kHeadDim, merge_state + slot * kMergeStateFloats, lane);
@@ -1088,20 +1177,46 @@ __device__ __forceinline__ void FoldKeyWaysWithBarriers(RowState<kHeadDim, kRows
   }
 }
 
+// Member pairs (kGroups 2): stream tiles [from, to) of the segment starting
+// at CTA tile `tile_counter` belong to the partner's keys only; every warp of
+// this group waits for each (its stage's earlier round must be over before
+// the stage is released again: the parity argument in ConsumeSegments) and
+// releases it unread.
+template <typename Traits>
+__device__ __forceinline__ void ReleaseUnread(uint32_t tile_counter, int from, int to,
+                                              uint64_t* full, uint64_t* empty) {
+  for (int t = from; t < to; ++t) {
+    const uint32_t g = tile_counter + t;
+    const int stage = g % Traits::kStages;
+    MbarrierWait(&full[stage], (g / Traits::kStages) & 1);
+    WarpArrive(&empty[stage], 1);
+  }
+}
+
 // The consumer warps of the general, tree and paired-tiles kernels (the
 // decode kernel's are ConsumeDecodeSegments).
-template <typename T, int kHeadDim, bool kTreeMasks, bool kPairedTiles, bool kDeepRing>
+//
+// With kGroups 2 each consumer warpgroup runs this for its own worker
+// (segment_begin .. segment_end; the other's: partner_begin .. partner_end),
+// on its own query tile, scratch, merge state and flag, over the CTA's one
+// K/V stream of both workers' segments (PairWalk): it computes its own
+// segment's tiles, which start where the step's stream does, exactly as a CTA
+// of its own would, and releases the rest of the stream unread.
+template <typename T, int kHeadDim, bool kTreeMasks, bool kPairedTiles, bool kDeepRing,
+          int kGroups = 1>
 __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, int segment_begin,
-                                                int segment_end, T* q_smem, T* k_ring, T* v_ring,
-                                                float* scratch, float* merge_state, uint64_t* full,
-                                                uint64_t* empty, FusedMergeFlag* merge_flag) {
-  using Traits = KernelTraits<kHeadDim, false, kDeepRing>;
+                                                int segment_end, int partner_begin, int partner_end,
+                                                T* q_smem, T* k_ring, T* v_ring, float* scratch,
+                                                float* merge_state, uint64_t* full, uint64_t* empty,
+                                                FusedMergeFlag* merge_flag) {
+  using Traits = KernelTraits<kHeadDim, false, kDeepRing, kGroups>;
+  static_assert(kGroups == 1 || (kDeepRing && !kTreeMasks), "member pairs: the general deep ring");
   static_assert(!kPairedTiles || HasPairedTilesKernel(kHeadDim),
                 "paired tiles: general and tree kernels at head_dim 128");
   static_assert(!kDeepRing || kPairedTiles, "the deep ring is the paired-tiles kernels'");
   constexpr int kQueryRows = Traits::kQueryRows;
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
-  const int warp = threadIdx.x / 32;
+  const int warp = GroupThread<kGroups>() / 32;
   const int lane = threadIdx.x % 32;
   RowState<kHeadDim> state;
   uint32_t tile_counter = 0;  // tiles consumed by this CTA so far: same sequence as the producer's
@@ -1111,7 +1226,9 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   int query_tile = 0;
   int prefetched = -1;
 
-  for (int s = segment_begin; s < segment_end; ++s) {
+  // Segment s; with kGroups 2 the step's stream has `stream_tiles` tiles, of
+  // which this segment's come first.
+  auto consume_segment = [&](int s, int stream_tiles) {
     const WorkSegment segment = LoadSegment(p.plan.segments + s);
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     UnitView unit = UnitOf(segment, p.group);
@@ -1133,9 +1250,11 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     // The query tile, once it is no longer read, else the scratch.
     float* merge_o = Traits::kScratchInQueryTile ? reinterpret_cast<float*>(q_tile) : scratch;
     // The previous segment is done with the query tiles (and merge scratch).
-    ConsumerBarrier();
+    GroupBarrier<kGroups>();
     if (tiles.num_tiles > 0) {
-      if (prefetched != s) IssueQueryTile<T, kHeadDim, kQueryRows>(p, unit, row_blocks, q_tile);
+      if (prefetched != s) {
+        IssueQueryTile<T, kHeadDim, kQueryRows, kGroups>(p, unit, row_blocks, q_tile);
+      }
       bool prefetching = false;
       if (Traits::kQueryTiles > 1 && s + 1 < segment_end) {
         const WorkSegment following = LoadSegment(p.plan.segments + s + 1);
@@ -1154,7 +1273,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       }
       FenceProxyAsync();  // wgmma may read the query tile
     }
-    ConsumerBarrier();
+    GroupBarrier<kGroups>();
     if (prefetched == s + 1) query_tile ^= 1;  // the next segment reads the tile it went to
 
     state.Reset();
@@ -1259,19 +1378,45 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       // siblings' lanes too.
       WarpArrive(&empty[stage], key_ways);
     }
-    tile_counter += tiles.num_tiles;
+    if constexpr (kGroups > 1) {
+      stream_tiles = max(stream_tiles, tiles.num_tiles);
+      ReleaseUnread<Traits>(tile_counter, tiles.num_tiles, stream_tiles, full, empty);
+      tile_counter += stream_tiles;
+    } else {
+      tile_counter += tiles.num_tiles;
+    }
 
     // Fold the key ways into way 0 through the query tile (two 16-row fp32
     // states fit).
-    FoldKeyWaysWithBarriers<kHeadDim, false>(state, merge_o, merge_state, key_ways, key_way,
-                                             row_blocks, row_block, tiles.num_tiles, lane);
+    FoldKeyWaysWithBarriers<kHeadDim, false, 16, kGroups>(state, merge_o, merge_state, key_ways,
+                                                          key_way, row_blocks, row_block,
+                                                          tiles.num_tiles, lane);
     if (key_way == 0 && has_rows) {
       WriteRows<T, kHeadDim>(p, unit, row_block, segment.partial, state);
     }
     // (The general kernel never runs plans of KV head pairs.)
     if (segment.partial >= 0 && MergedByAttentionKernel(unit.rows, 1)) {
-      MergeIfLastPiece<T, kHeadDim, false>(p, segment.merge_task, unit.rows, merge_o, merge_flag,
-                                           segment, q_smem);
+      MergeIfLastPiece<T, kHeadDim, false, kHeadDim, kGroups>(p, segment.merge_task, unit.rows,
+                                                              merge_o, merge_flag, segment, q_smem);
+    }
+  };
+
+  if constexpr (kGroups == 1) {
+    for (int s = segment_begin; s < segment_end; ++s) consume_segment(s, 0);
+  } else {
+    // Group 0 runs list a's segments, group 1 list b's (PairWalk).
+    const bool group_b = threadIdx.x >= Traits::kConsumerThreads;
+    PairWalk walk = group_b ? PairWalk{partner_begin, partner_end, segment_begin, segment_end}
+                            : PairWalk{segment_begin, segment_end, partner_begin, partner_end};
+    while (walk.a < walk.a_end || walk.b < walk.b_end) {
+      const PairStep step = NextPairStep<kKeysPerTile>(p, walk);
+      const int own = group_b ? step.b : step.a;
+      if (own >= 0) {
+        consume_segment(own, step.tiles.num_tiles);
+      } else {  // the partner's segment alone
+        ReleaseUnread<Traits>(tile_counter, 0, step.tiles.num_tiles, full, empty);
+        tile_counter += step.tiles.num_tiles;
+      }
     }
   }
 }
@@ -1536,24 +1681,33 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
 // kKvHeadPairs: the head_dim 128 decode kernel over head_dim 64 plans of KV
 // head pairs (WorkPlanView::kv_heads_per_unit): q, out and the partials have
 // rows of 64, each in its KV head's half of the kernel's 128 columns.
+// kGroups 2 (member pairs, the general deep ring): CTA c runs workers c and
+// c + gridDim.x (WorkPlanView::member_pair_offset, the grid) as two consumer
+// warpgroups over one K/V stream (KernelTraits, ConsumeSegments), one CTA
+// per SM.
 template <typename T, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles,
-          bool kDeepRing, bool kKvHeadPairs = false>
-__global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
+          bool kDeepRing, bool kKvHeadPairs = false, int kGroups = 1>
+__global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing, kGroups>()),
+                                  kGroups == 1 ? 2 : 1)
     PagedAttentionKernel(const __grid_constant__ PagedAttentionParams p) {
-  using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing>;
+  using Traits = KernelTraits<kHeadDim, kDecode, kDeepRing, kGroups>;
   static_assert(!(kDecode && kTreeMasks), "tree plans take the general kernel");
   static_assert(!kKvHeadPairs || (kDecode && kHeadDim == 128),
                 "KV head pairs: the head_dim 128 decode kernel");
+  static_assert(kGroups == 1 || (kDeepRing && !kTreeMasks), "member pairs: the general deep ring");
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   // Tiles start 1024-byte aligned (the 128-byte swizzle's period), whatever
   // the dynamic shared memory's own alignment.
   uint8_t* smem = smem_raw + ((1024 - SmemAddress(smem_raw) % 1024) % 1024);
+  // Query tiles, scratch, merge state and fused-merge flag: one set per
+  // consumer group.
   T* q_smem = reinterpret_cast<T*>(smem);
-  T* k_ring = q_smem + Traits::kQueryTiles * Traits::kQElems;
+  T* k_ring = q_smem + kGroups * Traits::kQueryTiles * Traits::kQElems;
   T* v_ring = k_ring + Traits::kStages * Traits::kTileElems;
   float* scratch = reinterpret_cast<float*>(v_ring + Traits::kStages * Traits::kTileElems);
-  float* merge_state = scratch + Traits::kScratchBytes / 4;
-  uint64_t* full = reinterpret_cast<uint64_t*>(merge_state + 2 * Traits::kMergeStateFloats);
+  float* merge_state = scratch + kGroups * (Traits::kScratchBytes / 4);
+  uint64_t* full =
+      reinterpret_cast<uint64_t*>(merge_state + kGroups * 2 * Traits::kMergeStateFloats);
   uint64_t* empty = full + Traits::kStages;
   // The decode kernel's: query_full[2], fold_full, fold_free (ConsumeDecodeSegments).
   uint64_t* decode_barriers = empty + Traits::kStages;
@@ -1565,17 +1719,23 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
   if (p.plan.max_zero_fill_tokens > 0) {  // a CUDA-graph capacity with padding rows
     ZeroFillPadding<T>(p, kKvHeadPairs ? kHeadDim / 2 : kHeadDim, blockIdx.x, gridDim.x,
-                       CtaThreads<kHeadDim, kDeepRing>(), threadIdx.x);
+                       CtaThreads<kHeadDim, kDeepRing, kGroups>(), threadIdx.x);
   }
   const int segment_begin = p.plan.worker_begin[blockIdx.x];
   const int segment_end = p.plan.worker_begin[blockIdx.x + 1];
-  if (segment_begin >= segment_end) return;  // an idle worker (whole CTA)
+  // The partner of a member pair (kGroups 2), or none.
+  const int partner = blockIdx.x + gridDim.x;
+  const bool has_partner = kGroups > 1 && partner < p.plan.num_workers;
+  const int partner_begin = has_partner ? p.plan.worker_begin[partner] : 0;
+  const int partner_end = has_partner ? p.plan.worker_begin[partner + 1] : 0;
+  if (segment_begin >= segment_end && partner_begin >= partner_end) return;  // idle (whole CTA)
 
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int stage = 0; stage < Traits::kStages; ++stage) {
       MbarrierInit(&full[stage], 32);  // one cp.async arrival per producer lane
-      MbarrierInit(&empty[stage], Traits::kConsumerThreads);  // every consumer lane (WarpArrive)
+      // Every consumer lane of every group (WarpArrive).
+      MbarrierInit(&empty[stage], kGroups * Traits::kConsumerThreads);
     }
     if constexpr (kDecode) {
       MbarrierInit(&decode_barriers[0], 32);  // a query tile: one cp.async arrival per lane
@@ -1586,33 +1746,44 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
   }
   __syncthreads();  // the last CTA-wide barrier: roles split below
   constexpr bool kSplitRegisters = SplitsRegisters(kHeadDim, kDeepRing);
-  if (threadIdx.x >= Traits::kConsumerThreads) {
+  constexpr int kConsumers = kGroups * Traits::kConsumerThreads;  // threads 0 .. kConsumers - 1
+  if (threadIdx.x >= kConsumers) {
     if constexpr (kSplitRegisters) {
 #if PA_HAS_WGMMA
       asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(ProducerRegisters(kDeepRing)));
 #endif
-      if (threadIdx.x >= Traits::kConsumerThreads + 32) return;  // one warp produces
+      if (threadIdx.x >= kConsumers + 32) return;  // one warp produces
     }
-    if (p.tma_box_rows > 0 && threadIdx.x == Traits::kConsumerThreads) {
+    if (p.tma_box_rows > 0 && threadIdx.x == kConsumers) {
       PrefetchTmaDescriptor(&p.k_tma);
       PrefetchTmaDescriptor(&p.v_tma);
     }
-    ProduceSegments<T, kHeadDim, kDecode, kDeepRing>(p, segment_begin, segment_end, k_ring, v_ring,
-                                                     full, empty);
+    ProduceSegments<T, kHeadDim, kDecode, kDeepRing, kGroups>(
+        p, segment_begin, segment_end, partner_begin, partner_end, k_ring, v_ring, full, empty);
   } else {
 #if PA_HAS_WGMMA
     if constexpr (kSplitRegisters) {
-      asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(ConsumerRegisters(kDeepRing)));
+      asm volatile(
+          "setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(ConsumerRegisters(kDeepRing, kGroups)));
     }
 #endif
     if constexpr (kDecode) {
       ConsumeDecodeSegments<T, kHeadDim, kKvHeadPairs>(p, segment_begin, segment_end, q_smem,
                                                        k_ring, v_ring, scratch, merge_state, full,
                                                        empty, decode_barriers, merge_flag);
-    } else {
+    } else if constexpr (kGroups == 1) {
       ConsumeSegments<T, kHeadDim, kTreeMasks, kPairedTiles, kDeepRing>(
-          p, segment_begin, segment_end, q_smem, k_ring, v_ring, scratch, merge_state, full, empty,
-          merge_flag);
+          p, segment_begin, segment_end, 0, 0, q_smem, k_ring, v_ring, scratch, merge_state, full,
+          empty, merge_flag);
+    } else {
+      // Group 1 runs the partner's segments, with the CTA's worker as its partner.
+      const int group = threadIdx.x / Traits::kConsumerThreads;
+      ConsumeSegments<T, kHeadDim, kTreeMasks, kPairedTiles, kDeepRing, kGroups>(
+          p, group == 0 ? segment_begin : partner_begin, group == 0 ? segment_end : partner_end,
+          group == 0 ? partner_begin : segment_begin, group == 0 ? partner_end : segment_end,
+          q_smem + group * Traits::kQueryTiles * Traits::kQElems, k_ring, v_ring,
+          scratch + group * (Traits::kScratchBytes / 4),
+          merge_state + group * 2 * Traits::kMergeStateFloats, full, empty, merge_flag + group);
     }
   }
 }
@@ -1623,25 +1794,28 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing>()), 2)
 // kDeepRing) and its dynamic shared memory, allowed once per process (not a
 // stream operation: also fine during graph capture).
 template <DType kDType, int kHeadDim, bool kTreeMasks, bool kDecode, bool kPairedTiles = false,
-          bool kDeepRing = false, bool kKvHeadPairs = false>
+          bool kDeepRing = false, bool kKvHeadPairs = false, int kGroups = 1>
 cudaError_t ConfiguredKernel(void (**kernel)(PagedAttentionParams), int* threads, int* smem_bytes) {
   using T = typename attention_kernel::CudaType<kDType>::Type;
   *kernel = attention_kernel::PagedAttentionKernel<T, kHeadDim, kTreeMasks, kDecode, kPairedTiles,
-                                                   kDeepRing, kKvHeadPairs>;
-  *threads = attention_kernel::CtaThreads<kHeadDim, kDeepRing>();
-  *smem_bytes = attention_kernel::KernelTraits<kHeadDim, kDecode, kDeepRing>::kSmemBytes;
+                                                   kDeepRing, kKvHeadPairs, kGroups>;
+  *threads = attention_kernel::CtaThreads<kHeadDim, kDeepRing, kGroups>();
+  *smem_bytes = attention_kernel::KernelTraits<kHeadDim, kDecode, kDeepRing, kGroups>::kSmemBytes;
   static const cudaError_t configured =
       cudaFuncSetAttribute(*kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, *smem_bytes);
   return configured;
 }
 
 // The instantiations a (dtype, head_dim) has (*DeepRing: the paired-tiles
-// kernels with kDeepRing, for compute-bound plans; kDecodeKvHeadPairs: head_dim
-// 64's plans of KV head pairs, run by the head_dim 128 decode kernel).
+// kernels with kDeepRing, for compute-bound plans; *MemberPairs: the general
+// one's CTAs of two consumer warpgroups, for eager plans with member pairs;
+// kDecodeKvHeadPairs: head_dim 64's plans of KV head pairs, run by the
+// head_dim 128 decode kernel).
 enum class KernelVariant {
   kGeneral,
   kGeneralPaired,
   kGeneralPairedDeepRing,
+  kGeneralPairedDeepRingMemberPairs,
   kTreeMasks,
   kTreeMasksPaired,
   kTreeMasksPairedDeepRing,
@@ -1651,6 +1825,7 @@ enum class KernelVariant {
 constexpr KernelVariant kKernelVariants[] = {KernelVariant::kGeneral,
                                              KernelVariant::kGeneralPaired,
                                              KernelVariant::kGeneralPairedDeepRing,
+                                             KernelVariant::kGeneralPairedDeepRingMemberPairs,
                                              KernelVariant::kTreeMasks,
                                              KernelVariant::kTreeMasksPaired,
                                              KernelVariant::kTreeMasksPairedDeepRing,
@@ -1676,6 +1851,12 @@ cudaError_t ConfiguredVariant(KernelVariant variant, void (**kernel)(PagedAttent
       }
     case KernelVariant::kTreeMasks:
       return ConfiguredKernel<kDType, kHeadDim, true, false>(kernel, threads, smem_bytes);
+    case KernelVariant::kGeneralPairedDeepRingMemberPairs:
+      if constexpr (kPaired) {
+        return ConfiguredKernel<kDType, kHeadDim, false, false, true, true, false, 2>(
+            kernel, threads, smem_bytes);
+      }
+      break;
     case KernelVariant::kGeneralPairedDeepRing:
       if constexpr (kPaired) {
         return ConfiguredKernel<kDType, kHeadDim, false, false, true, true>(kernel, threads,
@@ -1734,13 +1915,21 @@ KernelVariant VariantFor(const PagedAttentionParams& params) {
       params.max_unit_rows <= attention_kernel::DecodeMaxRows(kHeadDim)) {
     return KernelVariant::kDecode;
   }
+  if (deep_ring && params.plan.member_pair_offset > 0) {
+    return KernelVariant::kGeneralPairedDeepRingMemberPairs;
+  }
   return deep_ring ? KernelVariant::kGeneralPairedDeepRing
          : paired  ? KernelVariant::kGeneralPaired
                    : KernelVariant::kGeneral;
 }
 
-// The fewest CTAs per SM over the instantiations (the planner's geometry
-// must hold for each).
+// Workers one CTA of `variant` runs.
+constexpr int WorkersPerCta(KernelVariant variant) {
+  return variant == KernelVariant::kGeneralPairedDeepRingMemberPairs ? 2 : 1;
+}
+
+// The fewest workers per SM over the instantiations, as CTAs per SM (the
+// planner's geometry must hold for each).
 template <DType kDType, int kHeadDim>
 cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm) {
   int fewest = 1 << 30;
@@ -1759,6 +1948,7 @@ cudaError_t PagedAttentionKernelOccupancy(int* ctas_per_sm) {
         error != cudaSuccess) {
       return error;
     }
+    if (attention_kernel::HasPairedTilesKernel(kHeadDim)) ctas *= WorkersPerCta(variant);
     fewest = ctas < fewest ? ctas : fewest;
   }
   *ctas_per_sm = fewest;
@@ -1907,7 +2097,11 @@ cudaError_t LaunchPagedAttentionKernel(const PagedAttentionParams& params, cudaS
     cudaGetLastError();
     launch_params.cooperative = 0;
   }
-  kernel<<<params.plan.num_workers, threads, smem_bytes, stream>>>(launch_params);
+  // Member pairs: CTA c runs workers c and c + member_pair_offset.
+  const int ctas = variant == KernelVariant::kGeneralPairedDeepRingMemberPairs
+                       ? params.plan.member_pair_offset
+                       : params.plan.num_workers;
+  kernel<<<ctas, threads, smem_bytes, stream>>>(launch_params);
   return cudaGetLastError();
 }
 

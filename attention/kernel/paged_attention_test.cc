@@ -412,6 +412,53 @@ TEST_F(PagedAttentionGpuTest, PairedKernelsDeepAndShallowRingsMatchBitForBit) {
   }
 }
 
+// An eager plan of co-read groups (units of one request and KV head that
+// share K/V) runs its member pairs as CTAs of two consumer warpgroups over one
+// K/V stream (WorkPlanView::member_pair_offset); a CUDA-graph capacity runs
+// every member on a CTA of its own. Both must give the same bits and match
+// the reference: verify and prefill batches whose groups all have four
+// members and mixed ones (groups without a fourth member, pieces one member
+// lacks, last units of 8 and 32 rows with several key ways, 8-row pieces
+// merged in the kernel), causal, non-causal and capped, one worker per SM
+// pair or three workers running dozens of segments each.
+TEST_F(PagedAttentionGpuTest, MemberPairsMatchOneGroupBitForBit) {
+  struct Case {
+    std::string name;
+    std::vector<int32_t> q_lens;
+    AttentionOptions options;
+    int32_t workers;  // 0: every worker of this GPU
+  };
+  AttentionOptions non_causal, capped;
+  non_causal.mask = MaskMode::kNonCausal;
+  capped.softcap = 30.0f;
+  const std::vector<int32_t> verify(12, 64), prefill = {512, 256, 512};
+  const std::vector<int32_t> mixed = {300, 64, 50, 56, 512, 40};
+  for (const Case& c : {Case{"verify q64", verify, {}, 0}, Case{"prefill", prefill, {}, 0},
+                        Case{"mixed", mixed, {}, 0}, Case{"mixed, 12 workers", mixed, {}, 12},
+                        Case{"mixed non-causal", mixed, non_causal, 0},
+                        Case{"mixed softcap 30", mixed, capped, 0}}) {
+    SCOPED_TRACE(c.name);
+    std::mt19937_64 rng(TestSeed() + c.q_lens.size() + c.workers);
+    BatchSpec spec;
+    spec.num_q_heads = 16;
+    spec.num_kv_heads = 4;  // group 4: a 64-row unit is 16 query tokens
+    spec.head_dim = 128;
+    spec.options = c.options;
+    spec.seed = rng();
+    spec.q_lens = c.q_lens;
+    for (const int32_t q : c.q_lens) {
+      spec.k_lens.push_back(std::uniform_int_distribution<int32_t>(q, q + 3000)(rng));
+    }
+    spec = OnThisGpu(spec);
+    if (c.workers > 0) spec.num_workers = c.workers;
+    const HostBatch pairs = MakeRandomBatch(spec);
+    ASSERT_GT(pairs.metadata.plan.member_pair_offset, 0) << "a plan of member pairs";
+    spec.member_pairs = false;
+    const HostBatch one_group = MakeRandomBatch(spec);
+    ExpectSamePlanAndBits(pairs, "member pairs", one_group, "one group per CTA");
+  }
+}
+
 TEST_F(PagedAttentionGpuTest, VerifyOver128kKeys) {
   BatchSpec spec;
   spec.num_q_heads = 8;

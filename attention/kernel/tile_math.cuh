@@ -174,6 +174,23 @@ __device__ __forceinline__ void ConsumerBarrier() {
   asm volatile("bar.sync 1, 128;\n" ::: "memory");
 }
 
+// A CTA of kGroups consumer warpgroups (threads 0-127 and 128-255 when two;
+// paged_attention_kernel.cuh's member pairs): each group's own barrier (named
+// barrier 1 + group) and its threads' index within the group. With one group
+// they are ConsumerBarrier and threadIdx.x themselves.
+template <int kGroups>
+__device__ __forceinline__ void GroupBarrier() {
+  if constexpr (kGroups == 1) {
+    ConsumerBarrier();
+  } else {
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + static_cast<int>(threadIdx.x) / 128) : "memory");
+  }
+}
+template <int kGroups>
+__device__ __forceinline__ unsigned GroupThread() {
+  return kGroups == 1 ? threadIdx.x : threadIdx.x % 128;
+}
+
 __device__ __forceinline__ void LdMatrixX4(uint32_t (&r)[4], uint32_t address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

@@ -116,6 +116,8 @@ AttentionMetadata DeviceMetadata::metadata_for(const PlanSummary& plan) const {
   view.total_q_tokens = static_cast<int32_t>(plan.num_q_tokens + padding_tokens);
   view.plan.max_merge_tasks = plan.partition.num_merge_tasks;
   view.plan.num_workers = plan.partition.worker_span;  // idle workers past it need no CTA
+  view.plan.member_pair_offset = plan.partition.member_pair_offset;
+  view.plan.member_pair_unit_offset = plan.partition.member_pair_unit_offset;
   view.plan.max_zero_fill_tokens = static_cast<int32_t>(padding_tokens);
   return view;
 }

@@ -737,6 +737,16 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     } else {
       for (int32_t m = 0; m < width; ++m)
         RETURN_IF_ERROR(plan(writer, rule, cost_line, m, m * workers));
+      PartitionCounts counts = finish_written(writer);
+      // Member pairs (PartitionCounts::member_pair_offset): members m and m +
+      // width / 2 of each group worker. Without a window every member's piece
+      // of a group starts at the same key tile, so their segments pair up;
+      // with one, later members' windows start later and would pair rarely.
+      if (width % 2 == 0 && config.window_left < 0) {
+        counts.member_pair_offset = width / 2 * workers;
+        counts.member_pair_unit_offset = width / 2;
+      }
+      return counts;
     }
     if (lanes > 1) {
       PartitionCounts counts = writer.Finish(writer.counts().worker_span);

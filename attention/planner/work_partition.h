@@ -71,6 +71,14 @@ struct PartitionCounts {
   int32_t worker_span = 0;  // 1 + the last worker with a segment: the grid an eager launch needs
   int64_t total_cost = 0;   // key tiles + per-segment overhead, all workers
   int64_t max_worker_cost = 0;  // the busiest worker's share (balance = total / workers / max)
+  // Member pairs. > 0: worker w < member_pair_offset and worker w +
+  // member_pair_offset run members m and m + member_pair_unit_offset (unit
+  // tiles) of the same co-read groups, piece for piece from the same first
+  // key tile, and no worker past 2 x member_pair_offset has a segment. The
+  // kernel may then run each such pair of workers as the two consumer
+  // warpgroups of one CTA over one K/V stream (WorkPlanView). 0: none.
+  int32_t member_pair_offset = 0;
+  int32_t member_pair_unit_offset = 0;
 };
 
 // InvalidArgument naming the PartitionConfig field for a value out of range.

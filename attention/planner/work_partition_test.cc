@@ -425,6 +425,81 @@ TEST(WorkPartitionTest, UnitsSharingKvAreDealtSideBySide) {
   }
 }
 
+// Member pairs (PartitionCounts::member_pair_offset): co-read groups of an
+// even width pair member m's worker w with member m + width / 2's worker w +
+// offset, whose lists the kernel walks together (MemberPairOrder), streaming
+// the K/V of paired pieces once. Without a window every member's piece of a
+// group starts at the same key tile, so a walk pairs every segment whose
+// group has both members; only pieces a member lacks (a group with fewer
+// members, a piece past its keys) go alone. With a window, or decode (no
+// co-read groups), there are no pairs.
+TEST(WorkPartitionTest, MemberPairsWalkTogether) {
+  struct Case {
+    std::string name;
+    std::vector<std::pair<int32_t, int32_t>> requests;  // (q_len, k_len)
+    int32_t window_left;
+    bool paired;
+  };
+  // (Prefill of mixed lengths: q 300 and 50 have groups without a fourth
+  // member, or whose last member sees fewer keys.)
+  std::vector<std::pair<int32_t, int32_t>> mixed = {{512, 4096}, {300, 900},  {512, 3000},
+                                                    {50, 50},    {512, 6000}, {64, 64}};
+  for (const Case& c :
+       {Case{"verify q64 b64 4k", std::vector<std::pair<int32_t, int32_t>>(64, {64, 4096}), -1,
+             true},
+        Case{"verify q64 b1 32k", {{64, 32768}}, -1, true},
+        Case{"prefill b4 q512 4k", std::vector<std::pair<int32_t, int32_t>>(4, {512, 4096}), -1,
+             true},
+        Case{"mixed", mixed, -1, true}, Case{"mixed, window 700", mixed, 700, false},
+        Case{"decode", std::vector<std::pair<int32_t, int32_t>>(32, {1, 4096}), -1, false}}) {
+    SCOPED_TRACE(c.name);
+    PartitionConfig config = Config(8, 4, 128, 264);
+    config.window_left = c.window_left;
+    Batch batch;
+    for (const auto& [q_len, k_len] : c.requests) batch.Add(q_len, k_len);
+    const Plan plan = MustPartition(batch, config);
+    ExpectValidPlan(batch, config, plan);
+    const int32_t offset = plan.counts.member_pair_offset;
+    if (!c.paired) {
+      EXPECT_EQ(offset, 0);
+      continue;
+    }
+    ASSERT_GT(offset, 0);
+    ASSERT_GE(plan.counts.member_pair_unit_offset, 1);
+    EXPECT_GE(2 * offset, plan.counts.worker_span);
+    const int32_t unit_offset = plan.counts.member_pair_unit_offset;
+    int64_t paired = 0, alone = 0;
+    for (int32_t w = 0; w < offset; ++w) {
+      int32_t a = plan.worker_begin[w], b = plan.worker_begin[w + offset];
+      const int32_t a_end = plan.worker_begin[w + 1], b_end = plan.worker_begin[w + offset + 1];
+      while (a < a_end || b < b_end) {
+        const int order = a >= a_end   ? 1
+                          : b >= b_end ? -1
+                                       : MemberPairOrder(plan.segments[a], plan.segments[b],
+                                                         unit_offset, KeysPerTile(config.head_dim));
+        if (order == 0) {
+          const WorkSegment& x = plan.segments[a];
+          const WorkSegment& y = plan.segments[b];
+          EXPECT_EQ(y.unit_tile, x.unit_tile + unit_offset) << "worker " << w;
+          ++paired;
+        } else {
+          ++alone;
+        }
+        if (order <= 0) ++a;
+        if (order >= 0) ++b;
+      }
+    }
+    // Uniform batches pair every segment; the mixed one all but those of
+    // pieces one member lacks.
+    if (c.name != "mixed") {
+      EXPECT_EQ(alone, 0);
+    } else {
+      EXPECT_GT(paired, 4 * alone) << paired << " paired, " << alone << " alone";
+    }
+    EXPECT_GT(paired, 0);
+  }
+}
+
 // Decode and verify units of one request read the same token rows of the
 // pool, one KV head each, so the partition deals KV head 0's units and runs
 // head h of head-0 worker g's segments on worker h x span + g: the heads of a

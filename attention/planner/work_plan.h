@@ -143,6 +143,24 @@ struct WorkSegment {
 static_assert(sizeof(WorkSegment) == 48 && std::is_trivially_copyable<WorkSegment>::value,
               "WorkSegment is read as three 16-byte words");
 
+// Member pairs (WorkPlanView::member_pair_offset): where segment `a` of the
+// list of member m and segment `b` of the list of member m + `unit_offset`
+// of the plan's co-read groups come in a walk over both lists (each in
+// dealing order: request, KV head, group, then keys). < 0: `a` first, alone;
+// > 0: `b` alone; 0: pieces of one group from the same first key tile (or one
+// of them without keys), which the kernel streams once for both.
+inline constexpr int MemberPairOrder(const WorkSegment& a, const WorkSegment& b,
+                                     int32_t unit_offset, int32_t keys_per_tile) {
+  const int32_t a_key[3] = {a.request, a.kv_head, a.unit_tile + unit_offset};
+  const int32_t b_key[3] = {b.request, b.kv_head, b.unit_tile};
+  for (int i = 0; i < 3; ++i) {
+    if (a_key[i] != b_key[i]) return a_key[i] < b_key[i] ? -1 : 1;
+  }
+  if (a.key_end <= a.key_begin || b.key_end <= b.key_begin) return 0;
+  const int32_t a_tile = a.key_begin / keys_per_tile, b_tile = b.key_begin / keys_per_tile;
+  return a_tile == b_tile ? 0 : a_tile < b_tile ? -1 : 1;
+}
+
 // Combines the partials [first_partial, first_partial + num_partials) of one
 // unit into out/lse.
 struct MergeTask {
@@ -198,6 +216,15 @@ struct WorkPlanView {
   // above are the call's, the units' are num_kv_heads / 2 and 2 x group); 1:
   // one. (Last, so the kernels' offsets of the fields above stay as they were.)
   int32_t kv_heads_per_unit = 1;
+  // Eager plans: the live plan's member pairs (PartitionCounts; > 0: workers
+  // w and w + member_pair_offset run members m and m + member_pair_unit_offset
+  // of the same co-read groups), which lets the launcher run each such pair
+  // as one CTA of two consumer warpgroups over one K/V stream
+  // (paged_attention_kernel.cuh, kGroups). A capacity (CUDA-graph capture)
+  // leaves them 0: its replays may bring any plan. Both kernels give the same
+  // bits.
+  int32_t member_pair_offset = 0;
+  int32_t member_pair_unit_offset = 0;
 };
 static_assert(std::is_trivially_copyable<WorkPlanView>::value,
               "WorkPlanView is passed by value to CUDA kernels");

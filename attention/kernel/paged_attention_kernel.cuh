@@ -411,10 +411,10 @@ struct PairStep {
   WorkSegment stream;   // the stream's unit (a's when it has keys) and key range
   SegmentTiles tiles;   // the stream's tiles: each segment's own come first
   bool by_tma = false;  // every unit with keys takes TMA (StreamsByTma)
-  // Both segments run the same number of paired steps (ConsumeSegments:
-  // units of more than 32 rows over as many tiles), so their groups may take
-  // turns (TurnBarriers).
-  bool lockstep = false;
+  // Paired steps both segments run (ConsumeSegments: units of more than 32
+  // rows, two tiles a step), at which their groups take turns
+  // (TurnBarriers); 0: none.
+  int turn_steps = 0;
 };
 
 template <int kKeysPerTile>
@@ -442,8 +442,9 @@ __device__ __forceinline__ PairStep NextPairStep(const PagedAttentionParams& p, 
   const bool x_wide = StreamsByTma(UnitRowCount(x.q_len, p.group, x.unit_tile));
   const bool y_wide = StreamsByTma(UnitRowCount(y.q_len, p.group, y.unit_tile));
   step.by_tma = (!x_keys || x_wide) && (!y_keys || y_wide);
-  step.lockstep = p.member_pair_turns != 0 && x_keys && y_keys && x_wide && y_wide &&
-                  x_tiles.num_tiles == y_tiles.num_tiles;
+  if (p.member_pair_turns != 0 && x_keys && y_keys && x_wide && y_wide) {
+    step.turn_steps = min(x_tiles.num_tiles, y_tiles.num_tiles) / 2;
+  }
   return step;
 }
 
@@ -712,8 +713,8 @@ __device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, 
 // kTurnBarrier0 + group for its turns.
 constexpr int kTurnBarrier0 = 3;
 struct TurnBarriers {
-  int wait;     // named barrier of this group's turn
-  int hand_on;  // the other group's, or -1: no hand-on (its last turn)
+  int wait = -1;     // named barrier of this group's turn, or -1: no turn
+  int hand_on = -1;  // the other group's, or -1: no hand-on (its last turn)
 };
 constexpr int kTurnBarrierThreads = 256;  // both consumer warpgroups
 
@@ -728,7 +729,9 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, const uint32_t (&
   uint64_t k_descriptors[kTiles];
 #pragma unroll
   for (int tile = 0; tile < kTiles; ++tile) k_descriptors[tile] = WgmmaDescriptor(k_base[tile]);
-  if constexpr (kTurns) NamedBarrierSync(turns.wait, kTurnBarrierThreads);
+  if constexpr (kTurns) {
+    if (turns.wait >= 0) NamedBarrierSync(turns.wait, kTurnBarrierThreads);
+  }
   WgmmaFence();
 #pragma unroll
   for (int tile = 0; tile < kTiles; ++tile) {
@@ -1255,9 +1258,9 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   int prefetched = -1;
 
   // Segment s; with kGroups 2 the step's stream has `stream_tiles` tiles, of
-  // which this segment's come first, and with `turns` the two groups take
-  // turns at the products of their paired steps (PairStep::lockstep).
-  auto consume_segment = [&](int s, int stream_tiles, bool turns) {
+  // which this segment's come first, and the two groups take turns at the
+  // products of their first `turn_steps` paired steps (PairStep).
+  auto consume_segment = [&](int s, int stream_tiles, int turn_steps) {
     const WorkSegment segment = LoadSegment(p.plan.segments + s);
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     UnitView unit = UnitOf(segment, p.group);
@@ -1338,17 +1341,16 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // not the plan, so eager and replayed launches agree bit for bit.
         auto attend_pairs = [&](auto scale_in_exp, auto take_turns) {
           constexpr bool kScaleInExp = decltype(scale_in_exp)::value;
-          // FlashAttention-3's ping-pong for member pairs in lockstep: group
+          // FlashAttention-3's ping-pong for member pairs: on its first
+          // turn_steps steps (as many as the partner's segment has), group
           // g issues its products on its turn and hands the turn on, so one
           // group's softmax runs under the other's products. Group 1 hands
           // group 0 the first turn and does not hand on after its last.
           constexpr bool kTurns = decltype(take_turns)::value;
           if constexpr (kTurns) {
-            if (group == 1 && tiles.num_tiles >= 2) {
-              NamedBarrierArrive(kTurnBarrier0, kTurnBarrierThreads);
-            }
+            if (group == 1) NamedBarrierArrive(kTurnBarrier0, kTurnBarrierThreads);
           }
-          for (; t + 1 < tiles.num_tiles; t += 2) {
+          for (int pair = 0; t + 1 < tiles.num_tiles; t += 2, ++pair) {
             const uint32_t g = __shfl_sync(kFullMask, tile_counter + t, 0);
             const int stages[2] = {static_cast<int>(g % Traits::kStages),
                                    static_cast<int>((g + 1) % Traits::kStages)};
@@ -1364,9 +1366,11 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
               AttendTile<T, kHeadDim, kQueryRows, true, 2, kScaleInExp>(
                   p, unit, row_block, key0, true, q_base, k_base, v_base, state);
             } else if constexpr (kTurns) {
-              const bool last = t + 3 >= tiles.num_tiles;
-              const TurnBarriers turn = {kTurnBarrier0 + group,
-                                         group == 1 && last ? -1 : kTurnBarrier0 + 1 - group};
+              TurnBarriers turn;
+              if (pair < turn_steps) {
+                turn.wait = kTurnBarrier0 + group;
+                if (group == 0 || pair + 1 < turn_steps) turn.hand_on = kTurnBarrier0 + 1 - group;
+              }
               AttendTile<T, kHeadDim, kQueryRows, false, 2, kScaleInExp, 16, true>(
                   p, unit, row_block, key0, true, q_base, k_base, v_base, state, turn);
             } else {
@@ -1385,7 +1389,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
           }
         };
         if constexpr (kGroups > 1) {
-          if (turns) {
+          if (turn_steps > 0) {
             run_pairs(std::true_type{});
           } else {
             run_pairs(std::false_type{});
@@ -1458,7 +1462,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   };
 
   if constexpr (kGroups == 1) {
-    for (int s = segment_begin; s < segment_end; ++s) consume_segment(s, 0, false);
+    for (int s = segment_begin; s < segment_end; ++s) consume_segment(s, 0, 0);
   } else {
     // Group 0 runs list a's segments, group 1 list b's (PairWalk).
     const bool group_b = group == 1;
@@ -1468,7 +1472,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       const PairStep step = NextPairStep<kKeysPerTile>(p, walk);
       const int own = group_b ? step.b : step.a;
       if (own >= 0) {
-        consume_segment(own, step.tiles.num_tiles, step.lockstep);
+        consume_segment(own, step.tiles.num_tiles, step.turn_steps);
       } else {  // the partner's segment alone
         ReleaseUnread<Traits>(tile_counter, 0, step.tiles.num_tiles, full, empty);
         tile_counter += step.tiles.num_tiles;

@@ -43,13 +43,6 @@ bool UseMemberPairs() {
   return use;
 }
 
-// PA_ATTENTION_NO_TURNS=1 lets member pairs in lockstep run free instead of
-// taking turns at their products (A/B timing).
-bool UseTurns() {
-  static const bool use = std::getenv("PA_ATTENTION_NO_TURNS") == nullptr;
-  return use;
-}
-
 size_t AlignUp(size_t bytes) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
@@ -312,7 +305,6 @@ absl::Status LaunchPagedAttention(const PagedAttentionArgs& args, void* workspac
   params.tree_mask = md.tree_mask;
   params.plan = plan;
   if (!UseMemberPairs()) params.plan.member_pair_offset = 0;
-  params.member_pair_turns = UseTurns() ? 1 : 0;
   params.total_q_tokens = md.total_q_tokens;
   params.num_q_heads = args.num_q_heads;
   // Units of KV head pairs run the head_dim 128 decode kernel over half as

@@ -411,10 +411,6 @@ struct PairStep {
   WorkSegment stream;   // the stream's unit (a's when it has keys) and key range
   SegmentTiles tiles;   // the stream's tiles: each segment's own come first
   bool by_tma = false;  // every unit with keys takes TMA (StreamsByTma)
-  // Paired steps both segments run (ConsumeSegments: units of more than 32
-  // rows, two tiles a step), at which their groups take turns
-  // (TurnBarriers); 0: none.
-  int turn_steps = 0;
 };
 
 template <int kKeysPerTile>
@@ -439,12 +435,8 @@ __device__ __forceinline__ PairStep NextPairStep(const PagedAttentionParams& p, 
     step.stream.key_begin = min(x.key_begin, y.key_begin);
     step.stream.key_end = max(x.key_end, y.key_end);
   }
-  const bool x_wide = StreamsByTma(UnitRowCount(x.q_len, p.group, x.unit_tile));
-  const bool y_wide = StreamsByTma(UnitRowCount(y.q_len, p.group, y.unit_tile));
-  step.by_tma = (!x_keys || x_wide) && (!y_keys || y_wide);
-  if (p.member_pair_turns != 0 && x_keys && y_keys && x_wide && y_wide) {
-    step.turn_steps = min(x_tiles.num_tiles, y_tiles.num_tiles) / 2;
-  }
+  step.by_tma = (!x_keys || StreamsByTma(UnitRowCount(x.q_len, p.group, x.unit_tile))) &&
+                (!y_keys || StreamsByTma(UnitRowCount(y.q_len, p.group, y.unit_tile)));
   return step;
 }
 
@@ -704,24 +696,9 @@ __device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, 
 // what 64-row verify tiles need to stay memory-bound. kTiles key tiles (ring
 // stages, `k_base` each) land in consecutive column blocks of S, all issued
 // before the one wait.
-//
-// Turns (member pairs' ping-pong, TurnBarriers): the warpgroup waits for its
-// turn before it issues the products and hands the turn on once they are
-// issued, so the other group's products run while this one waits for its
-// own and computes its softmax.
-// Named barriers: 1 + group for each consumer group's own (GroupBarrier),
-// kTurnBarrier0 + group for its turns.
-constexpr int kTurnBarrier0 = 3;
-struct TurnBarriers {
-  int wait = -1;     // named barrier of this group's turn, or -1: no turn
-  int hand_on = -1;  // the other group's, or -1: no hand-on (its last turn)
-};
-constexpr int kTurnBarrierThreads = 256;  // both consumer warpgroups
-
-template <typename T, int kHeadDim, int kTiles, bool kTurns = false>
+template <typename T, int kHeadDim, int kTiles>
 __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, const uint32_t (&k_base)[kTiles],
-                                              float (&s)[kTiles * KeysPerTile(kHeadDim) / 8][4],
-                                              TurnBarriers turns = {}) {
+                                              float (&s)[kTiles * KeysPerTile(kHeadDim) / 8][4]) {
 #if PA_HAS_WGMMA
   constexpr int kKeys = KeysPerTile(kHeadDim);
   // Descriptors per tile; each k-step's is one of them plus its offset.
@@ -729,9 +706,6 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, const uint32_t (&
   uint64_t k_descriptors[kTiles];
 #pragma unroll
   for (int tile = 0; tile < kTiles; ++tile) k_descriptors[tile] = WgmmaDescriptor(k_base[tile]);
-  if constexpr (kTurns) {
-    if (turns.wait >= 0) NamedBarrierSync(turns.wait, kTurnBarrierThreads);
-  }
   WgmmaFence();
 #pragma unroll
   for (int tile = 0; tile < kTiles; ++tile) {
@@ -747,9 +721,6 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, const uint32_t (&
     }
   }
   WgmmaCommit();
-  if constexpr (kTurns) {
-    if (turns.hand_on >= 0) NamedBarrierArrive(turns.hand_on, kTurnBarrierThreads);
-  }
   WgmmaWaitAll();
 #endif
 }
@@ -784,13 +755,12 @@ __device__ __forceinline__ void PackProbabilities(const float (&s)[kKeys / 8][4]
 // once per 64 keys instead of once per 32. kScaleInExp (paired steps only):
 // the logit scale applied in the exponent (see below).
 template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kTiles = 1,
-          bool kScaleInExp = false, int kRows = 16, bool kTurns = false>
+          bool kScaleInExp = false, int kRows = 16>
 __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
                                            int row_block, int key0, bool use_wgmma, uint32_t q_base,
                                            const uint32_t (&k_base)[kTiles],
                                            const uint32_t (&v_base)[kTiles],
-                                           RowState<kHeadDim, kRows>& state,
-                                           TurnBarriers turns = {}) {
+                                           RowState<kHeadDim, kRows>& state) {
   constexpr int kHalves = kRows / 8;  // this thread's rows (RowState)
   constexpr int kTileKeys = KeysPerTile(kHeadDim);
   constexpr int kKeys = kTiles * kTileKeys;
@@ -809,7 +779,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
     for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
   }
   if (PA_HAS_WGMMA && use_wgmma) {
-    QueryKeyWgmma<T, kHeadDim, kTiles, kTurns>(q_base, k_base, s, turns);
+    QueryKeyWgmma<T, kHeadDim, kTiles>(q_base, k_base, s);
   } else if constexpr (kTiles == 1) {
     QueryKeyMmaSync<T, kHeadDim, kQueryRows, kRows>(row_block, q_base, k_base[0], s);
   }
@@ -1248,7 +1218,6 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   constexpr int kKeysPerTile = Traits::kKeysPerTile;
   const int warp = GroupThread<kGroups>() / 32;
   const int lane = threadIdx.x % 32;
-  const int group = kGroups == 1 ? 0 : threadIdx.x / Traits::kConsumerThreads;
   RowState<kHeadDim> state;
   uint32_t tile_counter = 0;  // tiles consumed by this CTA so far: same sequence as the producer's
   // With two query tiles, each segment's queries are loaded into the other
@@ -1258,9 +1227,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   int prefetched = -1;
 
   // Segment s; with kGroups 2 the step's stream has `stream_tiles` tiles, of
-  // which this segment's come first, and the two groups take turns at the
-  // products of their first `turn_steps` paired steps (PairStep).
-  auto consume_segment = [&](int s, int stream_tiles, int turn_steps) {
+  // which this segment's come first.
+  auto consume_segment = [&](int s, int stream_tiles) {
     const WorkSegment segment = LoadSegment(p.plan.segments + s);
     const SegmentTiles tiles = TilesOf<kKeysPerTile>(segment);
     UnitView unit = UnitOf(segment, p.group);
@@ -1339,18 +1307,9 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // the shorter softmax was 1-4% slower at free clocks (NOTES.md
         // `FUSED`, `UgF`), for reasons not yet known. The request decides,
         // not the plan, so eager and replayed launches agree bit for bit.
-        auto attend_pairs = [&](auto scale_in_exp, auto take_turns) {
+        auto attend_pairs = [&](auto scale_in_exp) {
           constexpr bool kScaleInExp = decltype(scale_in_exp)::value;
-          // FlashAttention-3's ping-pong for member pairs: on its first
-          // turn_steps steps (as many as the partner's segment has), group
-          // g issues its products on its turn and hands the turn on, so one
-          // group's softmax runs under the other's products. Group 1 hands
-          // group 0 the first turn and does not hand on after its last.
-          constexpr bool kTurns = decltype(take_turns)::value;
-          if constexpr (kTurns) {
-            if (group == 1) NamedBarrierArrive(kTurnBarrier0, kTurnBarrierThreads);
-          }
-          for (int pair = 0; t + 1 < tiles.num_tiles; t += 2, ++pair) {
+          for (; t + 1 < tiles.num_tiles; t += 2) {
             const uint32_t g = __shfl_sync(kFullMask, tile_counter + t, 0);
             const int stages[2] = {static_cast<int>(g % Traits::kStages),
                                    static_cast<int>((g + 1) % Traits::kStages)};
@@ -1365,14 +1324,6 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
             if (kTreeMasks && key0 + 2 * kKeysPerTile > unit.tree_base) {
               AttendTile<T, kHeadDim, kQueryRows, true, 2, kScaleInExp>(
                   p, unit, row_block, key0, true, q_base, k_base, v_base, state);
-            } else if constexpr (kTurns) {
-              TurnBarriers turn;
-              if (pair < turn_steps) {
-                turn.wait = kTurnBarrier0 + group;
-                if (group == 0 || pair + 1 < turn_steps) turn.hand_on = kTurnBarrier0 + 1 - group;
-              }
-              AttendTile<T, kHeadDim, kQueryRows, false, 2, kScaleInExp, 16, true>(
-                  p, unit, row_block, key0, true, q_base, k_base, v_base, state, turn);
             } else {
               AttendTile<T, kHeadDim, kQueryRows, false, 2, kScaleInExp>(
                   p, unit, row_block, key0, true, q_base, k_base, v_base, state);
@@ -1381,21 +1332,10 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
             WarpArrive(&empty[stages[1]], key_ways);
           }
         };
-        auto run_pairs = [&](auto take_turns) {
-          if (q_len * p.group > kUnitRows) {
-            attend_pairs(std::true_type{}, take_turns);
-          } else {
-            attend_pairs(std::false_type{}, take_turns);
-          }
-        };
-        if constexpr (kGroups > 1) {
-          if (turn_steps > 0) {
-            run_pairs(std::true_type{});
-          } else {
-            run_pairs(std::false_type{});
-          }
+        if (q_len * p.group > kUnitRows) {
+          attend_pairs(std::true_type{});
         } else {
-          run_pairs(std::false_type{});
+          attend_pairs(std::false_type{});
         }
       }
     }
@@ -1462,17 +1402,17 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   };
 
   if constexpr (kGroups == 1) {
-    for (int s = segment_begin; s < segment_end; ++s) consume_segment(s, 0, 0);
+    for (int s = segment_begin; s < segment_end; ++s) consume_segment(s, 0);
   } else {
     // Group 0 runs list a's segments, group 1 list b's (PairWalk).
-    const bool group_b = group == 1;
+    const bool group_b = threadIdx.x >= Traits::kConsumerThreads;
     PairWalk walk = group_b ? PairWalk{partner_begin, partner_end, segment_begin, segment_end}
                             : PairWalk{segment_begin, segment_end, partner_begin, partner_end};
     while (walk.a < walk.a_end || walk.b < walk.b_end) {
       const PairStep step = NextPairStep<kKeysPerTile>(p, walk);
       const int own = group_b ? step.b : step.a;
       if (own >= 0) {
-        consume_segment(own, step.tiles.num_tiles, step.turn_steps);
+        consume_segment(own, step.tiles.num_tiles);
       } else {  // the partner's segment alone
         ReleaseUnread<Traits>(tile_counter, 0, step.tiles.num_tiles, full, empty);
         tile_counter += step.tiles.num_tiles;

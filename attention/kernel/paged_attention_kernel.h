@@ -93,9 +93,6 @@ struct PagedAttentionParams {
   // the call's KV heads, twice its group); q, out and the partials keep
   // head_dim 64. 1: one KV head per unit.
   int32_t kv_heads_per_unit = 1;
-  // 1: member pairs in lockstep take turns at their products (the kernel's
-  // TurnBarriers); 0: they run free (A/B timing).
-  int32_t member_pair_turns = 1;
 };
 
 static_assert(std::is_trivially_copyable<PagedAttentionParams>::value,

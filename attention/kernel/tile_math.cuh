@@ -186,15 +186,6 @@ __device__ __forceinline__ void GroupBarrier() {
     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + static_cast<int>(threadIdx.x) / 128) : "memory");
   }
 }
-// Named barriers `id` of `threads` threads: wait (with this thread's
-// arrival) for the phase to complete, or only arrive.
-__device__ __forceinline__ void NamedBarrierSync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void NamedBarrierArrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 template <int kGroups>
 __device__ __forceinline__ unsigned GroupThread() {
   return kGroups == 1 ? threadIdx.x : threadIdx.x % 128;

@@ -37,6 +37,10 @@
 // them: each waits for the count and merges a slice (MergeIfLastPiece). CTAs
 // also zero the query tokens of CUDA-graph padding rows.
 //
+// Eager plans of co-read groups may run two workers per CTA (member pairs,
+// WorkPlanView::member_pair_offset): two consumer warpgroups over one K/V
+// stream, one CTA per SM (kGroups; PairWalk).
+//
 // K/V rows outside the segment's key range are never read (zero-filled), so
 // NaN in unused pool slots cannot leak through 0 * NaN.
 #ifndef ATTENTION_KERNEL_PAGED_ATTENTION_KERNEL_CUH_

@@ -1200,9 +1200,8 @@ __device__ __forceinline__ void ReleaseUnread(uint32_t tile_counter, int from, i
 // The consumer warps of the general, tree and paired-tiles kernels (the
 // decode kernel's are ConsumeDecodeSegments).
 //
-// With kGroups 2 both consumer warpgroups walk the CTA's worker's list
-// (segment_begin .. segment_end, list a) and its partner's (partner_begin ..
-// partner_end, list b); group 0 runs list a's segments, group 1 list b's, each
+// With kGroups 2 each consumer warpgroup runs this for its own worker
+// (segment_begin .. segment_end; the other's: partner_begin .. partner_end),
 // on its own query tile, scratch, merge state and flag, over the CTA's one
 // K/V stream of both workers' segments (PairWalk): it computes its own
 // segment's tiles, which start where the step's stream does, exactly as a CTA
@@ -1384,6 +1383,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       WarpArrive(&empty[stage], key_ways);
     }
     if constexpr (kGroups > 1) {
+      stream_tiles = max(stream_tiles, tiles.num_tiles);
       ReleaseUnread<Traits>(tile_counter, tiles.num_tiles, stream_tiles, full, empty);
       tile_counter += stream_tiles;
     } else {
@@ -1410,7 +1410,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   } else {
     // Group 0 runs list a's segments, group 1 list b's (PairWalk).
     const bool group_b = threadIdx.x >= Traits::kConsumerThreads;
-    PairWalk walk{segment_begin, segment_end, partner_begin, partner_end};
+    PairWalk walk = group_b ? PairWalk{partner_begin, partner_end, segment_begin, segment_end}
+                            : PairWalk{segment_begin, segment_end, partner_begin, partner_end};
     while (walk.a < walk.a_end || walk.b < walk.b_end) {
       const PairStep step = NextPairStep<kKeysPerTile>(p, walk);
       const int own = group_b ? step.b : step.a;
@@ -1779,10 +1780,11 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing, kGroups>()),
           p, segment_begin, segment_end, 0, 0, q_smem, k_ring, v_ring, scratch, merge_state, full,
           empty, merge_flag);
     } else {
-      // Both groups walk the CTA's worker's list and the partner's (PairWalk).
+      // Group 1 runs the partner's segments, with the CTA's worker as its partner.
       const int group = threadIdx.x / Traits::kConsumerThreads;
       ConsumeSegments<T, kHeadDim, kTreeMasks, kPairedTiles, kDeepRing, kGroups>(
-          p, segment_begin, segment_end, partner_begin, partner_end,
+          p, group == 0 ? segment_begin : partner_begin, group == 0 ? segment_end : partner_end,
+          group == 0 ? partner_begin : segment_begin, group == 0 ? partner_end : segment_end,
           q_smem + group * Traits::kQueryTiles * Traits::kQElems, k_ring, v_ring,
           scratch + group * (Traits::kScratchBytes / 4),
           merge_state + group * 2 * Traits::kMergeStateFloats, full, empty, merge_flag + group);

@@ -220,9 +220,10 @@ struct WorkPlanView {
   // w and w + member_pair_offset run members m and m + member_pair_unit_offset
   // of the same co-read groups), which lets the launcher run each such pair
   // as one CTA of two consumer warpgroups over one K/V stream
-  // (paged_attention_kernel.cuh, kGroups). A capacity (CUDA-graph capture)
-  // leaves them 0: its replays may bring any plan. Both kernels give the same
-  // bits.
+  // (attention/kernel/kernel_traits.cuh, kGroups). Such a launch has
+  // member_pair_offset CTAs, so the offset must be at least num_workers / 2
+  // (CanImplement). A capacity (CUDA-graph capture) leaves them 0: its
+  // replays may bring any plan. Both kernels give the same bits.
   int32_t member_pair_offset = 0;
   int32_t member_pair_unit_offset = 0;
 };

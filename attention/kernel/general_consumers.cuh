@@ -41,9 +41,8 @@ __device__ __forceinline__ void ReleaseUnread(uint32_t tile_counter, int from, i
 // The consumer warps of the general, tree and paired-tiles kernels (the
 // decode kernel's are ConsumeDecodeSegments).
 //
-// With kGroups 2 both consumer warpgroups walk the CTA's worker's list
-// (segment_begin .. segment_end, list a) and its partner's (partner_begin ..
-// partner_end, list b); group 0 runs list a's segments, group 1 list b's, each
+// With kGroups 2 each consumer warpgroup runs this for its own worker
+// (segment_begin .. segment_end; the other's: partner_begin .. partner_end),
 // on its own query tile, scratch, merge state and flag, over the CTA's one
 // K/V stream of both workers' segments (PairWalk): it computes its own
 // segment's tiles, which start where the step's stream does, exactly as a CTA
@@ -57,10 +56,6 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
                                                 FusedMergeFlag* merge_flag) {
   using Traits = KernelTraits<kHeadDim, false, kDeepRing, kGroups>;
   static_assert(kGroups == 1 || (kDeepRing && !kTreeMasks), "member pairs: the general deep ring");
-  // (So each group's segments come from the walk: with one query tile no
-  // segment prefetches the queries of segment + 1, which for group 1 would be
-  // in list a.)
-  static_assert(kGroups == 1 || Traits::kQueryTiles == 1, "member pairs: one query tile");
   static_assert(!kPairedTiles || HasPairedTilesKernel(kHeadDim),
                 "paired tiles: general and tree kernels at head_dim 128");
   static_assert(!kDeepRing || kPairedTiles, "the deep ring is the paired-tiles kernels'");
@@ -229,6 +224,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
       WarpArrive(&empty[stage], key_ways);
     }
     if constexpr (kGroups > 1) {
+      stream_tiles = max(stream_tiles, tiles.num_tiles);
       ReleaseUnread<Traits>(tile_counter, tiles.num_tiles, stream_tiles, full, empty);
       tile_counter += stream_tiles;
     } else {
@@ -255,7 +251,8 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   } else {
     // Group 0 runs list a's segments, group 1 list b's (PairWalk).
     const bool group_b = threadIdx.x >= Traits::kConsumerThreads;
-    PairWalk walk{segment_begin, segment_end, partner_begin, partner_end};
+    PairWalk walk = group_b ? PairWalk{partner_begin, partner_end, segment_begin, segment_end}
+                            : PairWalk{segment_begin, segment_end, partner_begin, partner_end};
     while (walk.a < walk.a_end || walk.b < walk.b_end) {
       const PairStep step = NextPairStep<kKeysPerTile>(p, walk);
       const int own = group_b ? step.b : step.a;

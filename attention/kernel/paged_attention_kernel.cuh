@@ -188,10 +188,11 @@ __global__ void __launch_bounds__((CtaThreads<kHeadDim, kDeepRing, kGroups>()),
           p, segment_begin, segment_end, 0, 0, q_smem, k_ring, v_ring, scratch, merge_state, full,
           empty, merge_flag);
     } else {
-      // Both groups walk the CTA's worker's list and the partner's (PairWalk).
+      // Group 1 runs the partner's segments, with the CTA's worker as its partner.
       const int group = threadIdx.x / Traits::kConsumerThreads;
       ConsumeSegments<T, kHeadDim, kTreeMasks, kPairedTiles, kDeepRing, kGroups>(
-          p, segment_begin, segment_end, partner_begin, partner_end,
+          p, group == 0 ? segment_begin : partner_begin, group == 0 ? segment_end : partner_end,
+          group == 0 ? partner_begin : segment_begin, group == 0 ? partner_end : segment_end,
           q_smem + group * Traits::kQueryTiles * Traits::kQElems, k_ring, v_ring,
           scratch + group * (Traits::kScratchBytes / 4),
           merge_state + group * 2 * Traits::kMergeStateFloats, full, empty, merge_flag + group);

@@ -167,7 +167,11 @@ void HostBatch::Plan(int32_t pinned_splits) {
   }
   counters[kPlanNumMergeTasks] = counts->num_merge_tasks;
   WorkPlanView& plan = metadata.plan;
-  plan.num_workers = config.num_workers;
+  // An eager view's grid ends at the last worker with segments
+  // (DeviceMetadata::metadata_for), which a launch of member pairs, of
+  // member_pair_offset CTAs, needs to cover every worker (VariantFor).
+  plan.num_workers = spec.member_pairs && counts->member_pair_offset > 0 ? counts->worker_span
+                                                                         : config.num_workers;
   plan.max_segments = static_cast<int32_t>(segments.size());
   plan.max_merge_tasks = static_cast<int32_t>(merge_tasks.size());
   plan.max_partials = static_cast<int32_t>(std::max<int64_t>(max_partials, 1));

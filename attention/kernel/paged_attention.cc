@@ -187,16 +187,15 @@ absl::Status CanImplement(const PagedAttentionArgs& args) {
                      plan.max_merge_tasks, ", max_partials ", plan.max_partials,
                      ", max_zero_fill_tokens ", plan.max_zero_fill_tokens));
   }
-  // A plan of member pairs runs CTA c as workers c and c + member_pair_offset,
-  // so it launches member_pair_offset CTAs: workers at or past twice the
-  // offset would never run (their rows left unwritten).
+  // Any member pairs in these ranges give the plan's results: the launcher
+  // pairs workers only when the offset covers them all (VariantFor), and
+  // segments that do not pair run alone.
   if (plan.member_pair_offset < 0 || plan.member_pair_offset > plan.num_workers ||
-      (plan.member_pair_offset > 0 && int64_t{2} * plan.member_pair_offset < plan.num_workers) ||
       plan.member_pair_unit_offset < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "work plan member pairs: member_pair_offset ", plan.member_pair_offset,
-        " must be 0 or in [num_workers / 2, num_workers] (num_workers ", plan.num_workers,
-        ") and member_pair_unit_offset ", plan.member_pair_unit_offset, " >= 0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("work plan member pairs: member_pair_offset ", plan.member_pair_offset,
+                     " must be in [0, num_workers ", plan.num_workers,
+                     "] and member_pair_unit_offset ", plan.member_pair_unit_offset, " >= 0"));
   }
   const int32_t group = args.num_q_heads / args.num_kv_heads;
   if (plan.num_kv_heads != args.num_kv_heads || plan.group != group ||

@@ -327,7 +327,13 @@ KernelVariant VariantFor(const PagedAttentionParams& params) {
       params.max_unit_rows <= attention_kernel::DecodeMaxRows(kHeadDim)) {
     return KernelVariant::kDecode;
   }
-  if (deep_ring && params.plan.member_pair_offset > 0) {
+  // Member pairs launch member_pair_offset CTAs, CTA c running workers c and
+  // c + member_pair_offset: that covers every worker only if the offset is at
+  // least half of them. The planner's offsets are (its workers past twice the
+  // offset are idle, and an eager view's num_workers ends at the last busy
+  // one); a caller's smaller one runs one worker per CTA instead.
+  if (deep_ring && params.plan.member_pair_offset > 0 &&
+      2 * int64_t{params.plan.member_pair_offset} >= params.plan.num_workers) {
     return KernelVariant::kGeneralPairedDeepRingMemberPairs;
   }
   return deep_ring ? KernelVariant::kGeneralPairedDeepRing

@@ -452,10 +452,40 @@ TEST_F(PagedAttentionGpuTest, MemberPairsMatchOneGroupBitForBit) {
     spec = OnThisGpu(spec);
     if (c.workers > 0) spec.num_workers = c.workers;
     const HostBatch pairs = MakeRandomBatch(spec);
-    ASSERT_GT(pairs.metadata.plan.member_pair_offset, 0) << "a plan of member pairs";
+    const WorkPlanView& planned = pairs.metadata.plan;
+    ASSERT_GT(planned.member_pair_offset, 0) << "a plan of member pairs";
     spec.member_pairs = false;
     const HostBatch one_group = MakeRandomBatch(spec);
     ExpectSamePlanAndBits(pairs, "member pairs", one_group, "one group per CTA");
+
+    // Member pairs the planner would not write (CanImplement lets a caller's
+    // through): an offset below half the workers (the launcher then runs a
+    // worker per CTA), one pairing each worker with the next member's
+    // neighbour, and a unit offset that pairs no segment. Segments that do not
+    // pair stream alone, so the bits stay.
+    absl::StatusOr<DeviceBatch> device = DeviceBatch::Create(one_group);
+    ASSERT_TRUE(device.ok()) << device.status();
+    const KernelOutput expected = RunOnDevice(*device);
+    struct Offsets {
+      int32_t workers, units;
+    };
+    for (const Offsets offsets :
+         {Offsets{planned.member_pair_offset / 2, planned.member_pair_unit_offset},
+          Offsets{std::min(planned.member_pair_offset + 1, planned.num_workers),
+                  planned.member_pair_unit_offset},
+          Offsets{planned.member_pair_offset, 0}}) {
+      SCOPED_TRACE(absl::StrCat("member_pair_offset ", offsets.workers,
+                                ", member_pair_unit_offset ", offsets.units));
+      HostBatch caller_made = pairs;
+      caller_made.metadata.plan.member_pair_offset = offsets.workers;
+      caller_made.metadata.plan.member_pair_unit_offset = offsets.units;
+      device = DeviceBatch::Create(caller_made);
+      ASSERT_TRUE(device.ok()) << device.status();
+      const KernelOutput output = RunOnDevice(*device);
+      ASSERT_EQ(output.out.size(), expected.out.size());
+      EXPECT_EQ(std::memcmp(output.out.data(), expected.out.data(), output.out.size() * 4), 0);
+      EXPECT_EQ(std::memcmp(output.lse.data(), expected.lse.data(), output.lse.size() * 4), 0);
+    }
   }
 }
 

@@ -220,10 +220,11 @@ struct WorkPlanView {
   // w and w + member_pair_offset run members m and m + member_pair_unit_offset
   // of the same co-read groups), which lets the launcher run each such pair
   // as one CTA of two consumer warpgroups over one K/V stream
-  // (attention/kernel/kernel_traits.cuh, kGroups). Such a launch has
-  // member_pair_offset CTAs, so the offset must be at least num_workers / 2
-  // (CanImplement). A capacity (CUDA-graph capture) leaves them 0: its
-  // replays may bring any plan. Both kernels give the same bits.
+  // (attention/kernel/kernel_traits.cuh, kGroups) when the offset is at least
+  // num_workers / 2 (its CTAs cover every worker), else one worker per CTA. A
+  // capacity (CUDA-graph capture) leaves them 0: its replays may bring any
+  // plan. Both kernels give the same bits, for any offsets (segments that do
+  // not pair stream alone).
   int32_t member_pair_offset = 0;
   int32_t member_pair_unit_offset = 0;
 };

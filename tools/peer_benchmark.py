@@ -461,6 +461,13 @@ def main():
         window_left, softcap = options_of(shape_args)
         read = keys_read(requests, window_left)
         kv_bytes, total_bytes = kv_and_total_bytes(hq, hkv, hd, read)
+        # Our binary counts its bytes itself (benchmark_shapes.h, KeysRead) and
+        # the peers' rates use this count: the twins must agree.
+        ours_bytes = entry.get("bytes")
+        if ours_bytes is not None and abs(ours_bytes - total_bytes) > 1e-9 * total_bytes:
+            sys.exit(f"peer_benchmark: {run_name}: the binary counts {ours_bytes:.0f} bytes,"
+                     f" this script {total_bytes:.0f} (keys_read and kv_and_total_bytes here"
+                     " against KeysRead in attention/kernel/benchmark_shapes.h)")
         flops = flops_of(hq, hd, read)
         best = None
         # Trees have no peer here (PyTorch's SDPA has no tree mask): they are

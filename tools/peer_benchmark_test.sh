@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tools/peer_benchmark.py (with --dry-run's made-up peers) over five cases of
+# our benchmark's JSON from an H200 run (a6ed86f): it writes a peer row per
+# case and a best-peer ratio on ours, and it refuses a run whose byte counts
+# differ from its own (benchmark_shapes.h's KeysRead and this script's
+# keys_read count the keys a windowed call reads: the twins must agree).
+set -euo pipefail
+tool=tools/peer_benchmark.py
+dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/peers.XXXXXX")
+cat > "$dir/ours.json" <<'JSON'
+{
+  "context": {"copy_tbps": "4.21247"},
+  "benchmarks": [
+    {"name": "BM_DeviceCopy/iterations:1/manual_time", "run_name": "BM_DeviceCopy/iterations:1/manual_time", "run_type": "iteration", "real_time": 1019583.9405059816, "time_unit": "ns", "TB/s": 4.2124705238771885},
+    {"name": "BM_PagedAttentionDecode/heads:32_8/hd:128/batch:32/q:1/kv:16384/page:16/iterations:1/repeats:3/manual_time", "run_name": "BM_PagedAttentionDecode/heads:32_8/hd:128/batch:32/q:1/kv:16384/page:16/iterations:1/repeats:3/manual_time", "run_type": "iteration", "real_time": 477.9520034790039, "time_unit": "us", "bytes": 2148012032.0, "kv_bytes": 2147483648.0, "E": 1.0668799373630957, "TB/s": 4.494200288657981},
+    {"name": "BM_PagedAttentionVerify/heads:64_8/hd:128/batch:16/q:8/kv:8192/page:16/iterations:1/repeats:3/manual_time", "run_name": "BM_PagedAttentionVerify/heads:64_8/hd:128/batch:16/q:8/kv:8192/page:16/iterations:1/repeats:3/manual_time", "run_type": "iteration", "real_time": 145.7280069589615, "time_unit": "us", "bytes": 541097984.0, "kv_bytes": 536870912.0, "E": 0.8814466175294717, "TB/s": 3.7130678947141496},
+    {"name": "BM_PagedAttentionSkewed/heads:32_8/hd:128/batch:64/q:1/kv:131072+63x1024/page:16/iterations:1/repeats:3/manual_time", "run_name": "BM_PagedAttentionSkewed/heads:32_8/hd:128/batch:64/q:1/kv:131072+63x1024/page:16/iterations:1/repeats:3/manual_time", "run_type": "iteration", "real_time": 188.92799317836761, "time_unit": "us", "bytes": 802168832.0, "kv_bytes": 801112064.0, "E": 1.007935164937142, "TB/s": 4.245897172277003},
+    {"name": "BM_PagedAttentionWindow/heads:32_8/hd:128/batch:32/q:1/kv:32768/page:16/window:4095/iterations:1/repeats:3/manual_time", "run_name": "BM_PagedAttentionWindow/heads:32_8/hd:128/batch:32/q:1/kv:32768/page:16/window:4095/iterations:1/repeats:3/manual_time", "run_type": "iteration", "real_time": 125.2480000257492, "time_unit": "us", "bytes": 537399296.0, "kv_bytes": 536870912.0, "E": 1.0185665704703901, "TB/s": 4.290681654713195}
+  ]
+}
+JSON
+python3 "$tool" --ours "$dir/ours.json" --dry-run --out "$dir/peers.json" > "$dir/table.txt" \
+  2> "$dir/log.txt" || { echo "FAIL: exit $?"; cat "$dir/log.txt"; exit 1; }
+python3 - "$dir/peers.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["benchmarks"]
+ours = [r for r in rows if r["name"].startswith("BM_PagedAttention")]
+peers = [r for r in rows if r["name"].startswith("Peer_")]
+assert len(ours) == 4 and all("vs_best_peer" in r for r in ours), ours
+assert len(peers) == 4 * 3, [r["name"] for r in peers]  # SDPA flash, cuDNN, flex per case
+window = [r for r in peers if "/window:4095" in r["name"]]
+assert window and all(r["kv_bytes"] == 536870912.0 for r in window), window  # 4096 keys each
+PY
+# A run whose window case counted every key (as if KeysRead had dropped the
+# window): the script must stop and name the case and both counts.
+sed 's/"bytes": 537399296.0/"bytes": 4295495680.0/' "$dir/ours.json" > "$dir/diverged.json"
+if python3 "$tool" --ours "$dir/diverged.json" --dry-run --out "$dir/x.json" > /dev/null \
+  2> "$dir/err.txt"; then
+  echo "FAIL: accepted a run whose byte count differs from the script's" >&2; exit 1
+fi
+grep -q "BM_PagedAttentionWindow/.*the binary counts 4295495680 bytes, this script 537399296" \
+  "$dir/err.txt" || { echo "FAIL: message"; cat "$dir/err.txt"; exit 1; }
+echo PASS

@@ -70,7 +70,6 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "attention/base/ceil_div.h"
 #include "attention/kernel/decode_consumers.cuh"
 #include "attention/kernel/general_consumers.cuh"
 #include "attention/kernel/kernel_traits.cuh"

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace paged_attention {
 std::vector<LogicalRequest> LogicalRequestsOf(const KvPagePool& pool, const ValidatedBatch& batch,
@@ -52,16 +53,31 @@ AttentionOptions DefaultOptions(int32_t head_dim) {
   return options;
 }
 
-std::string FirstDifference(absl::Span<const double> a, absl::Span<const double> b, int64_t count) {
+namespace {
+
+template <typename T>
+std::string FirstBitDifference(absl::Span<const T> a, absl::Span<const T> b, int64_t count) {
   if (static_cast<int64_t>(a.size()) < count || static_cast<int64_t>(b.size()) < count) {
     return absl::StrCat("sizes ", a.size(), " and ", b.size(), " hold fewer than ", count);
   }
   for (int64_t i = 0; i < count; ++i) {
-    if (std::memcmp(&a[i], &b[i], sizeof(double)) != 0) {
-      return absl::StrCat("element ", i, ": ", a[i], " vs ", b[i]);
+    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) {
+      // %a beside the decimal: the bits, which decimal printing may hide
+      // (values an ulp apart).
+      return absl::StrFormat("element %d: %.9g (%a) vs %.9g (%a)", i, a[i], a[i], b[i], b[i]);
     }
   }
   return "";
+}
+
+}  // namespace
+
+std::string FirstDifference(absl::Span<const double> a, absl::Span<const double> b, int64_t count) {
+  return FirstBitDifference(a, b, count);
+}
+
+std::string FirstDifference(absl::Span<const float> a, absl::Span<const float> b, int64_t count) {
+  return FirstBitDifference(a, b, count);
 }
 
 double MaxAbsDiff(absl::Span<const double> a, absl::Span<const double> b, int64_t count) {

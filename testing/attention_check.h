@@ -46,8 +46,10 @@ PagedAttentionArgs HostArgs(const AttentionData& data, const AttentionMetadata& 
 AttentionOptions DefaultOptions(int32_t head_dim);
 
 // "" when the first `count` elements of `a` and `b` are bit-identical (NaN
-// included); else where and how they first differ. For "replay equals eager".
+// included); else where and how they first differ. For "replay equals eager"
+// and "the same plan in two kernels gives the same bits".
 std::string FirstDifference(absl::Span<const double> a, absl::Span<const double> b, int64_t count);
+std::string FirstDifference(absl::Span<const float> a, absl::Span<const float> b, int64_t count);
 
 // max |a - b| over the first `count` elements (all when count < 0); NaN in
 // either counts as infinity, so unread or poisoned values fail loudly.

@@ -35,5 +35,27 @@ TEST(LargestMagnitudeTest, OverTheFirstCountElements) {
   EXPECT_EQ(LargestMagnitude(values, 0), 0.0);
 }
 
+TEST(FirstDifferenceTest, ComparesBitsNotValues) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> a = {1.0f, nan, 0.0f, 2.0f};
+  std::vector<float> b = a;
+  EXPECT_EQ(FirstDifference(a, b, 4), "");
+  b[2] = -0.0f;  // equal as values, not as bits
+  EXPECT_EQ(FirstDifference(a, b, 4), "element 2: 0 (0x0p+0) vs -0 (-0x0p+0)");
+  EXPECT_EQ(FirstDifference(a, b, 2), "") << "only the first count elements";
+  b[2] = 0.0f;
+  b[3] = std::nextafter(2.0f, 3.0f);  // one ulp, which decimal at 6 digits would hide
+  EXPECT_EQ(FirstDifference(a, b, 4), "element 3: 2 (0x1p+1) vs 2.00000024 (0x1.000002p+1)");
+  EXPECT_EQ(FirstDifference(a, b, 5), "sizes 4 and 4 hold fewer than 5");
+}
+
+TEST(FirstDifferenceTest, DoublesToo) {
+  const std::vector<double> a = {0.5, -1.0};
+  const std::vector<double> b = {0.5, std::nextafter(-1.0, 0.0)};
+  EXPECT_EQ(FirstDifference(a, a, 2), "");
+  EXPECT_NE(FirstDifference(a, b, 2), "");
+  EXPECT_EQ(FirstDifference(a, b, 1), "");
+}
+
 }  // namespace
 }  // namespace paged_attention

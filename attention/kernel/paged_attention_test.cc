@@ -341,10 +341,8 @@ void ExpectSamePlanAndBits(const HostBatch& a, const char* a_kernel, const HostB
     outputs[k] = RunOnDevice(*device);
     ExpectMatchesReference(a, ref, outputs[k].out, outputs[k].lse, k == 0 ? a_kernel : b_kernel);
   }
-  ASSERT_EQ(outputs[0].out.size(), outputs[1].out.size());
-  EXPECT_EQ(std::memcmp(outputs[0].out.data(), outputs[1].out.data(), ref.out_count * 4), 0);
-  EXPECT_EQ(std::memcmp(outputs[0].lse.data(), outputs[1].lse.data(), outputs[0].lse.size() * 4),
-            0);
+  EXPECT_EQ(FirstDifference(outputs[0].out, outputs[1].out, ref.out_count), "");
+  EXPECT_EQ(FirstDifference(outputs[0].lse, outputs[1].lse, outputs[0].lse.size()), "");
 }
 
 // A plan whose units all have at most 16 rows runs the decode kernel; the
@@ -482,9 +480,8 @@ TEST_F(PagedAttentionGpuTest, MemberPairsMatchOneGroupBitForBit) {
       device = DeviceBatch::Create(caller_made);
       ASSERT_TRUE(device.ok()) << device.status();
       const KernelOutput output = RunOnDevice(*device);
-      ASSERT_EQ(output.out.size(), expected.out.size());
-      EXPECT_EQ(std::memcmp(output.out.data(), expected.out.data(), output.out.size() * 4), 0);
-      EXPECT_EQ(std::memcmp(output.lse.data(), expected.lse.data(), output.lse.size() * 4), 0);
+      EXPECT_EQ(FirstDifference(output.out, expected.out, expected.out.size()), "");
+      EXPECT_EQ(FirstDifference(output.lse, expected.lse, expected.lse.size()), "");
     }
   }
 }
@@ -613,11 +610,8 @@ TEST_F(PagedAttentionGpuTest, RepeatedRunsAreBitIdentical) {
   ExpectMatchesReference(batch, ref, first.out, first.lse, "first run");
   for (int run = 2; run <= 3; ++run) {
     const KernelOutput again = RunOnDevice(*device);
-    ASSERT_EQ(first.out.size(), again.out.size());
-    EXPECT_EQ(std::memcmp(first.out.data(), again.out.data(), first.out.size() * 4), 0)
-        << "run " << run;
-    EXPECT_EQ(std::memcmp(first.lse.data(), again.lse.data(), first.lse.size() * 4), 0)
-        << "run " << run;
+    EXPECT_EQ(FirstDifference(again.out, first.out, first.out.size()), "") << "run " << run;
+    EXPECT_EQ(FirstDifference(again.lse, first.lse, first.lse.size()), "") << "run " << run;
   }
   absl::StatusOr<std::vector<MergeTask>> tasks =
       device->merge_tasks.Download<MergeTask>(batch.merge_tasks.size());
@@ -668,10 +662,9 @@ void ExpectReplaysMatchEager(const BatchSpec& spec, const std::vector<Lengths>& 
     ExpectMatchesReference(batch, ref, *replay_out, *replay_lse, "replay");
 
     const KernelOutput eager = RunOnDevice(*device);
-    ASSERT_EQ(eager.out.size(), replay_out->size());
-    EXPECT_EQ(std::memcmp(eager.out.data(), replay_out->data(), ref.out_count * 4), 0)
+    EXPECT_EQ(FirstDifference(*replay_out, eager.out, ref.out_count), "")
         << "eager and replay differ";
-    EXPECT_EQ(std::memcmp(eager.lse.data(), replay_lse->data(), eager.lse.size() * 4), 0);
+    EXPECT_EQ(FirstDifference(*replay_lse, eager.lse, eager.lse.size()), "");
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);

@@ -1,0 +1,8 @@
+# Call 1 (carry.tar.xz: gpu_bundle of ovl2-capped's head (OVL2 for capped
+# requests only, on main's a9eca61: FirstDifference in the kernel test's bit
+# comparisons), ab/bench_BASE built at main (kernels PTX-identical to
+# c872c9e), ab/bench_NEW running the bundle's benchmark): A/B over the
+# compute-bound cases, 5 rounds, then every GPU test.
+tar -xJf carry.tar.xz || exit 1
+GPU_SESSION_PACK=$OUT/c1.tar.xz AB_REPLAY_GAP_US=2000 bash tools/gpu_session.sh $OUT/c1 \
+  ab 5 '/q:(64|512|2048)/' BASE NEW tests

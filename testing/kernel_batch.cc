@@ -167,11 +167,11 @@ void HostBatch::Plan(int32_t pinned_splits) {
   }
   counters[kPlanNumMergeTasks] = counts->num_merge_tasks;
   WorkPlanView& plan = metadata.plan;
-  // An eager view's grid ends at the last worker with segments
-  // (DeviceMetadata::metadata_for), which a launch of member pairs, of
-  // member_pair_offset CTAs, needs to cover every worker (VariantFor).
-  plan.num_workers = spec.member_pairs && counts->member_pair_offset > 0 ? counts->worker_span
-                                                                         : config.num_workers;
+  // An eager plan's grid ends at the last worker with segments, as
+  // DeviceMetadata::metadata_for's view does (a launch of member pairs, of
+  // member_pair_offset CTAs, needs that to cover every worker: VariantFor); a
+  // CUDA-graph capacity's keeps every worker, the idle ones exiting at once.
+  plan.num_workers = spec.eager_plan ? counts->worker_span : config.num_workers;
   plan.max_segments = static_cast<int32_t>(segments.size());
   plan.max_merge_tasks = static_cast<int32_t>(merge_tasks.size());
   plan.max_partials = static_cast<int32_t>(std::max<int64_t>(max_partials, 1));
@@ -180,8 +180,8 @@ void HostBatch::Plan(int32_t pinned_splits) {
   plan.group = group;
   plan.head_dim = spec.head_dim;
   plan.kv_heads_per_unit = kv_heads_per_unit;
-  plan.member_pair_offset = spec.member_pairs ? counts->member_pair_offset : 0;
-  plan.member_pair_unit_offset = spec.member_pairs ? counts->member_pair_unit_offset : 0;
+  plan.member_pair_offset = spec.eager_plan ? counts->member_pair_offset : 0;
+  plan.member_pair_unit_offset = spec.eager_plan ? counts->member_pair_unit_offset : 0;
   plan.causal = config.mask == MaskMode::kCausal ? 1 : 0;
   plan.window_left = config.window_left;
 }

@@ -41,9 +41,11 @@ struct BatchSpec {
   // decides (KvHeadsPerUnit: pairs where CanPairKvHeads allows them for
   // max_seq_len_q); 1 or 2 to choose.
   int32_t kv_heads_per_unit = 0;
-  // Whether the plan offers its member pairs (WorkPlanView::member_pair_offset)
-  // as an eager launch's does; false: as a CUDA-graph capacity's (never).
-  bool member_pairs = true;
+  // Whether the plan is an eager launch's (DeviceMetadata::metadata_for): it
+  // offers its member pairs (WorkPlanView::member_pair_offset) and its grid
+  // ends at the last worker with segments; false: a CUDA-graph capacity's (no
+  // member pairs, every worker launched).
+  bool eager_plan = true;
   // Capacities (CUDA-graph style); 0 = exact. Rows of page_table, the q token
   // capacity and the max q length may exceed what the requests use.
   int32_t max_pages_per_request = 0;

@@ -452,7 +452,7 @@ TEST_F(PagedAttentionGpuTest, MemberPairsMatchOneGroupBitForBit) {
     const HostBatch pairs = MakeRandomBatch(spec);
     const WorkPlanView& planned = pairs.metadata.plan;
     ASSERT_GT(planned.member_pair_offset, 0) << "a plan of member pairs";
-    spec.member_pairs = false;
+    spec.eager_plan = false;  // a CUDA-graph capacity's plan: one group per CTA
     const HostBatch one_group = MakeRandomBatch(spec);
     ExpectSamePlanAndBits(pairs, "member pairs", one_group, "one group per CTA");
 

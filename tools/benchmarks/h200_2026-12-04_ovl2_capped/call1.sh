@@ -1,6 +1,7 @@
 # Call 1 (carry.tar.xz: gpu_bundle of ovl2-capped's head (OVL2 for capped
-# requests only, on main's a9eca61: FirstDifference in the kernel test's bit
-# comparisons), ab/bench_BASE built at main (kernels PTX-identical to
+# requests only, on main's 9e5093d: FirstDifference in the kernel test's bit
+# comparisons, every eager test plan's grid ending at its last busy worker),
+# ab/bench_BASE built at main (kernels PTX-identical to
 # c872c9e), ab/bench_NEW running the bundle's benchmark): A/B over the
 # compute-bound cases, 5 rounds, then every GPU test.
 tar -xJf carry.tar.xz || exit 1

@@ -1,15 +1,16 @@
-# Call 2 (the carry of call 1; the machine may still hold it): memcheck and
-# racecheck of the member pairs' kernel test (its capped case runs the
-# overlapped steps) and of the modes test's softcap cases.
+# Call 2 (the carry of call 1, which also holds ab/test_TURNS: the kernel
+# test built at ovl2-turns' head, OVL2T): whether the turns give the
+# one-group bits and never hang (rc 124 would be a hang: every case here
+# takes seconds), then memcheck and racecheck of the member pairs' test for
+# TURNS and memcheck of it for NEW (the bundle).
 [[ -d gpu_bundle ]] || tar -xJf carry.tar.xz || exit 1
 export LD_LIBRARY_PATH=$PWD/gpu_bundle/lib
-run() {  # tool limit binary filter
-  timeout "$2" compute-sanitizer --tool "$1" --error-exitcode 3 "gpu_bundle/bin/$3" \
-    --gtest_filter="$4" > "$OUT/c2_$1_$3.txt" 2>&1
-  echo "$1 $3 $4 rc=$?"
-  grep -hE "ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) " "$OUT/c2_$1_$3.txt" | sort | uniq -c
-}
-run memcheck 60 attention_kernel_paged_attention_test '*MemberPairs*'
-run memcheck 90 attention_kernel_paged_attention_modes_test '*Softcap*'
-run racecheck 240 attention_kernel_paged_attention_test '*MemberPairs*'
-run racecheck 150 attention_kernel_paged_attention_modes_test '*Softcap*'
+source tools/benchmarks/h200_2026-12-04_ovl2_capped/sanitize.sh
+timeout 120 ab/test_TURNS \
+  --gtest_filter='*MemberPairs*:*FewWorkers*:*Skewed*:*RepeatedRuns*:*GraphReplay*:*PairedKernels*' \
+  > "$OUT/turns_kernel_test.txt" 2>&1
+echo "TURNS kernel tests rc=$?"
+grep -hE "^\[  (PASSED|FAILED) |Failure" "$OUT/turns_kernel_test.txt" | sort | uniq -c | head
+sanitize memcheck 60 ab/test_TURNS '*MemberPairs*' TURNS
+sanitize racecheck 200 ab/test_TURNS '*MemberPairs*' TURNS
+sanitize memcheck 60 gpu_bundle/bin/attention_kernel_paged_attention_test '*MemberPairs*' NEW

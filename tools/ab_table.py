@@ -31,8 +31,14 @@ def main(out, names):
     for name in names:
         paths = glob.glob(f"{out}/ab_{name}_*.json") + glob.glob(f"{out}/ab_{name}_*.json.xz")
         for path in paths:
-            with (lzma.open if path.endswith(".xz") else open)(path, "rt") as f:
-                benchmarks = json.load(f)["benchmarks"]
+            try:
+                with (lzma.open if path.endswith(".xz") else open)(path, "rt") as f:
+                    benchmarks = json.load(f)["benchmarks"]
+            except (ValueError, KeyError, EOFError, lzma.LZMAError) as error:
+                # A run cut at its time limit (gpu_session.sh) leaves its JSON
+                # unfinished: the table goes on with the rounds that ended.
+                print(f"ab_table.py: skipping {path}: {error}", file=sys.stderr)
+                continue
             for b in benchmarks:
                 # Repeated cases count by their median, single runs as they are.
                 if b.get("aggregate_name") == "median" or (

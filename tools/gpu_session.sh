@@ -13,7 +13,9 @@
 #   ab ROUNDS FILTER NAME...   A/B of ab/bench_NAME, one process each per round,
 #                              order rotated: OUT/ab_NAME_ROUND.json, OUT/ab_table.txt;
 #                              AB_REPLAY_GAP_US=N idles N us after each replay
-#                              (compute-bound cases: testing/benchmark_main.h)
+#                              (compute-bound cases: testing/benchmark_main.h);
+#                              each process is cut at AB_BENCH_LIMIT_S (300) seconds,
+#                              so a variant that hangs costs one limit, not the call
 #   peers                      tools/peer_benchmark.py, flex on every case: OUT/peers.json,
 #                              OUT/peers_table.txt, OUT/peers_log.txt (progress, flex failures)
 #   peers_autotuned FILTER     the same with flex compiled by max-autotune, on our cases that
@@ -78,13 +80,20 @@ run_tests() {
 
 run_ab() {  # rounds filter names...
   local rounds=$1 filter=$2; shift 2
-  local names=("$@") order=("$@")
+  local names=("$@") order=("$@") hung=" " rc
   for ((r = 1; r <= rounds; ++r)); do
     for name in "${order[@]}"; do
-      ab/bench_$name --benchmark_filter="$filter" --benchmark_out="$out/ab_${name}_$r.json" \
-        --benchmark_out_format=json ${AB_REPLAY_GAP_US:+--replay_gap_us=$AB_REPLAY_GAP_US} \
-        > /dev/null 2> "$out/ab_${name}_$r.err" ||
-        echo "bench $name failed (round $r)"
+      [[ $hung == *" $name "* ]] && continue  # it hung once: not again
+      timeout "${AB_BENCH_LIMIT_S:-300}" ab/bench_$name --benchmark_filter="$filter" \
+        --benchmark_out="$out/ab_${name}_$r.json" --benchmark_out_format=json \
+        ${AB_REPLAY_GAP_US:+--replay_gap_us=$AB_REPLAY_GAP_US} \
+        > /dev/null 2> "$out/ab_${name}_$r.err" && continue
+      rc=$?
+      echo "bench $name failed (round $r, rc $rc)"
+      if ((rc == 124)); then
+        echo "bench $name cut at ${AB_BENCH_LIMIT_S:-300} s: left out of the later rounds"
+        hung+="$name "
+      fi
     done
     order=("${order[@]:1}" "${order[0]}")  # rotate
   done

@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -120,6 +121,12 @@ void ExpectMatchesReference(const HostBatch& batch, const Reference& ref,
 struct KernelOutput {
   std::vector<float> out, lse;
 };
+
+// `got` has `want`'s bits: the first `out_count` outputs and every LSE.
+void ExpectSameBits(const KernelOutput& got, const KernelOutput& want, int64_t out_count) {
+  EXPECT_EQ(FirstDifference(got.out, want.out, out_count), "") << "out";
+  EXPECT_EQ(FirstDifference(got.lse, want.lse, want.lse.size()), "") << "lse";
+}
 
 KernelOutput RunOnDevice(DeviceBatch& device) {
   KernelOutput result;
@@ -341,8 +348,7 @@ void ExpectSamePlanAndBits(const HostBatch& a, const char* a_kernel, const HostB
     outputs[k] = RunOnDevice(*device);
     ExpectMatchesReference(a, ref, outputs[k].out, outputs[k].lse, k == 0 ? a_kernel : b_kernel);
   }
-  EXPECT_EQ(FirstDifference(outputs[0].out, outputs[1].out, ref.out_count), "");
-  EXPECT_EQ(FirstDifference(outputs[0].lse, outputs[1].lse, outputs[0].lse.size()), "");
+  ExpectSameBits(outputs[1], outputs[0], ref.out_count);
 }
 
 // A plan whose units all have at most 16 rows runs the decode kernel; the
@@ -480,8 +486,7 @@ TEST_F(PagedAttentionGpuTest, MemberPairsMatchOneGroupBitForBit) {
       device = DeviceBatch::Create(caller_made);
       ASSERT_TRUE(device.ok()) << device.status();
       const KernelOutput output = RunOnDevice(*device);
-      EXPECT_EQ(FirstDifference(output.out, expected.out, expected.out.size()), "");
-      EXPECT_EQ(FirstDifference(output.lse, expected.lse, expected.lse.size()), "");
+      ExpectSameBits(output, expected, expected.out.size());
     }
   }
 }
@@ -610,8 +615,8 @@ TEST_F(PagedAttentionGpuTest, RepeatedRunsAreBitIdentical) {
   ExpectMatchesReference(batch, ref, first.out, first.lse, "first run");
   for (int run = 2; run <= 3; ++run) {
     const KernelOutput again = RunOnDevice(*device);
-    EXPECT_EQ(FirstDifference(again.out, first.out, first.out.size()), "") << "run " << run;
-    EXPECT_EQ(FirstDifference(again.lse, first.lse, first.lse.size()), "") << "run " << run;
+    SCOPED_TRACE(absl::StrCat("run ", run));
+    ExpectSameBits(again, first, first.out.size());
   }
   absl::StatusOr<std::vector<MergeTask>> tasks =
       device->merge_tasks.Download<MergeTask>(batch.merge_tasks.size());
@@ -659,12 +664,12 @@ void ExpectReplaysMatchEager(const BatchSpec& spec, const std::vector<Lengths>& 
     absl::StatusOr<std::vector<float>> replay_out = device->DownloadOut();
     absl::StatusOr<std::vector<float>> replay_lse = device->DownloadLse();
     ASSERT_TRUE(replay_out.ok() && replay_lse.ok());
-    ExpectMatchesReference(batch, ref, *replay_out, *replay_lse, "replay");
+    const KernelOutput replayed{*std::move(replay_out), *std::move(replay_lse)};
+    ExpectMatchesReference(batch, ref, replayed.out, replayed.lse, "replay");
 
     const KernelOutput eager = RunOnDevice(*device);
-    EXPECT_EQ(FirstDifference(*replay_out, eager.out, ref.out_count), "")
-        << "eager and replay differ";
-    EXPECT_EQ(FirstDifference(*replay_lse, eager.lse, eager.lse.size()), "");
+    SCOPED_TRACE("eager and replay");
+    ExpectSameBits(replayed, eager, ref.out_count);
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);

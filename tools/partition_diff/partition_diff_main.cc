@@ -17,15 +17,15 @@
 #include "attention/planner/partition_benchmark_shapes.h"
 
 std::vector<int64_t> RunBase(const std::vector<int32_t>&, const std::vector<int32_t>&,
-                             const int32_t[8], std::string*);
+                             const int32_t[8], std::string*, int repeats = 1);
 std::vector<int64_t> RunWorking(const std::vector<int32_t>&, const std::vector<int32_t>&,
-                                const int32_t[8], std::string*);
+                                const int32_t[8], std::string*, int repeats = 1);
 
 // `time`: both implementations' host time on planner_benchmark's
 // BM_PartitionWork shapes (kPartitionBenchmarkShapes), calls of
 // the two interleaved in one process so that the machine's drift cancels
-// (median of 40 rounds of 20 calls; the times include the buffers' allocation
-// and the plan's copy, the same for both).
+// (median of 40 rounds of 20 partitions on the same buffers; the times include
+// 1/20 of the buffers' allocation and the plan's copy, the same for both).
 int TimeBoth() {
   const int32_t config[8] = {8, 4, 128, 264, 0, 1, -1, 100};
   std::printf("%-28s %10s %10s %8s\n", "batch / q_len / context", "base us", "working us", "ratio");
@@ -38,13 +38,11 @@ int TimeBoth() {
       for (int which = 0; which < 2; ++which) {
         std::string error;
         const auto start = std::chrono::steady_clock::now();
-        for (int call = 0; call < 20; ++call) {
-          const auto plan = which == 0 ? RunBase(cu_seqlens_q, cache_seqlens, config, &error)
-                                       : RunWorking(cu_seqlens_q, cache_seqlens, config, &error);
-          if (plan.empty()) {
-            std::printf("plan failed: %s\n", error.c_str());
-            return 1;
-          }
+        const auto plan = which == 0 ? RunBase(cu_seqlens_q, cache_seqlens, config, &error, 20)
+                                     : RunWorking(cu_seqlens_q, cache_seqlens, config, &error, 20);
+        if (plan.empty()) {
+          std::printf("plan failed: %s\n", error.c_str());
+          return 1;
         }
         times[which].push_back(
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)

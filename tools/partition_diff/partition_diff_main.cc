@@ -1,8 +1,8 @@
 // Compares the plans of two PartitionWork implementations (partition_diff.sh)
 // on random batches: decode to prefill lengths, uniform and mixed, every head
-// dim, causal with and without a window, non-causal, pinned splits, and now
-// and then a batch or buffers too small that both must reject with the same
-// error.
+// dim, causal with and without a window, non-causal, pinned splits, units of
+// KV head pairs (kv_heads_per_unit 2), and now and then a batch or buffers too
+// small that both must reject with the same error.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -15,11 +15,12 @@
 
 #include "attention/kernel/benchmark_shapes.h"
 #include "attention/planner/partition_benchmark_shapes.h"
+#include "attention/planner/work_plan.h"
 
 std::vector<int64_t> RunBase(const std::vector<int32_t>&, const std::vector<int32_t>&,
-                             const int32_t[8], std::string*, int repeats = 1);
+                             const int32_t[9], std::string*, int repeats = 1);
 std::vector<int64_t> RunWorking(const std::vector<int32_t>&, const std::vector<int32_t>&,
-                                const int32_t[8], std::string*, int repeats = 1);
+                                const int32_t[9], std::string*, int repeats = 1);
 
 // `time`: both implementations' host time on planner_benchmark's
 // BM_PartitionWork shapes (kPartitionBenchmarkShapes), calls of
@@ -27,7 +28,7 @@ std::vector<int64_t> RunWorking(const std::vector<int32_t>&, const std::vector<i
 // (median of 40 rounds of 20 partitions on the same buffers; the times include
 // 1/20 of the buffers' allocation and the plan's copy, the same for both).
 int TimeBoth() {
-  const int32_t config[8] = {8, 4, 128, 264, 0, 1, -1, 100};
+  const int32_t config[9] = {8, 4, 128, 264, 0, 1, -1, 100, 1};
   std::printf("%-28s %10s %10s %8s\n", "batch / q_len / context", "base us", "working us", "ratio");
   for (const paged_attention::PartitionBenchmarkShape& shape :
        paged_attention::kPartitionBenchmarkShapes) {
@@ -82,14 +83,19 @@ int BenchShapes() {
         (shape.window_left >= 0 ? " w" + std::to_string(shape.window_left) : std::string());
     if (!seen.insert(name).second) continue;
     ++planned;
-    const int32_t config[8] = {shape.num_kv_heads,
-                               shape.num_q_heads / shape.num_kv_heads,
-                               shape.head_dim,
-                               264,
-                               0,
-                               1,
-                               shape.window_left,
-                               100};
+    // The unit geometry the planner gives the shape (KvHeadsPerUnit: KV head
+    // pairs by default, never beside tree masks).
+    const int32_t group = shape.num_q_heads / shape.num_kv_heads;
+    const int32_t kv_heads_per_unit =
+        shape.tree == paged_attention::BenchmarkTree::kNone &&
+                paged_attention::CanPairKvHeads(shape.head_dim, shape.num_kv_heads, group,
+                                                shape.q_len)
+            ? 2
+            : 1;
+    const paged_attention::UnitGeometry unit = paged_attention::UnitGeometryOf(
+        shape.num_kv_heads, group, shape.head_dim, kv_heads_per_unit);
+    const int32_t config[9] = {unit.num_kv_heads, unit.group, unit.head_dim,    264, 0, 1,
+                               shape.window_left, 100,        kv_heads_per_unit};
     std::vector<int32_t> cu_seqlens_q(shape.batch + 1);
     for (int32_t i = 0; i <= shape.batch; ++i) cu_seqlens_q[i] = i * shape.q_len;
     const std::vector<int32_t> cache_seqlens = shape.KvLens();
@@ -125,14 +131,15 @@ int main(int argc, char** argv) {
   int mismatches = 0, errors = 0;
   for (int it = 0; it < cases; ++it) {
     const int32_t batch = pick({1, 1, 2, 3, 4, 7, 16, 32, 64, 128, 200});
-    int32_t config[8] = {pick({1, 2, 4, 8, 16}),           // num_kv_heads
+    int32_t config[9] = {pick({1, 2, 4, 8, 16}),           // num_kv_heads
                          pick({1, 2, 3, 4, 5, 7, 8, 16}),  // group
                          pick({64, 128, 256}),             // head_dim
                          pick({1, 2, 7, 64, 132, 264, 528}),
-                         rng() % 6 == 0 ? pick({1, 2, 3, 8}) : 0,          // pinned_splits
-                         rng() % 5 != 0,                                   // causal
-                         -1,                                               // window_left
-                         rng() % 10 == 0 ? pick({25, 50, 90, 99}) : 100};  // % of capacity
+                         rng() % 6 == 0 ? pick({1, 2, 3, 8}) : 0,         // pinned_splits
+                         rng() % 5 != 0,                                  // causal
+                         -1,                                              // window_left
+                         rng() % 10 == 0 ? pick({25, 50, 90, 99}) : 100,  // % of capacity
+                         rng() % 4 == 0 ? 2 : 1};                         // kv_heads_per_unit
     if (config[5] && rng() % 4 == 0) config[6] = pick({0, 1, 31, 100, 1000, 5000});
     if (only_head_dim > 0) config[2] = only_head_dim;
     const int32_t max_q = pick({1, 2, 4, 8, 16, 64, 300, 2048});
@@ -156,9 +163,12 @@ int main(int argc, char** argv) {
       if (++mismatches <= 5) {
         std::printf(
             "mismatch: case %d batch %d kv_heads %d group %d head_dim %d workers %d "
-            "pinned %d causal %d window %d max_q %d max_k %d\n",
+            "pinned %d causal %d window %d kv_heads_per_unit %d max_q %d max_k %d\n",
             it, batch, config[0], config[1], config[2], config[3], config[4], config[5], config[6],
-            max_q, max_k);
+            config[8], max_q, max_k);
+        if (base_error != working_error) {
+          std::printf("  base: %s\n  working: %s\n", base_error.c_str(), working_error.c_str());
+        }
       }
     }
   }

@@ -143,18 +143,20 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void SetMembers(const PartitionConfig& confi
 // Calls fn(group, kv_heads) once for every distinct co-read group of `width`
 // (1: every unit alone) of the batch: every KV head of a request sees the same
 // keys, so each (request, first unit tile) stands for `kv_heads` groups, one
-// per head (config.num_kv_heads, or 1 for the walks of head lanes' KV head 0
-// alone: `one_kv_head`). For sums over the groups, in no particular order.
+// per head (config.num_kv_heads, or 1 when the walk is of KV head
+// `only_kv_head` alone, as ForEachGroup's). For sums over the groups, in no
+// particular order; the group's kv_head is 0.
 template <typename Fn>
 void ForEachDistinctGroup(absl::Span<const int32_t> cu_seqlens_q,
                           absl::Span<const int32_t> cache_seqlens, const PartitionConfig& config,
-                          int32_t width, bool one_kv_head, Fn&& fn) {
-  const int64_t kv_heads = one_kv_head ? 1 : config.num_kv_heads;
+                          int32_t width, Fn&& fn, int32_t only_kv_head = -1) {
+  const int64_t kv_heads = only_kv_head >= 0 ? 1 : config.num_kv_heads;
   UnitGroup group;
   for (size_t request = 0; request < cache_seqlens.size(); ++request) {
     const int64_t q_len = int64_t{cu_seqlens_q[request + 1]} - cu_seqlens_q[request];
     const int64_t rows = q_len * config.group;
     const int64_t unit_tiles = CeilDiv(rows, int64_t{kUnitRows});
+    group.request = static_cast<int32_t>(request);
     for (int64_t first = 0; first < unit_tiles; first += width) {
       SetMembers(config, q_len, cache_seqlens[request], rows, unit_tiles, width, first, group);
       fn(group, kv_heads);
@@ -569,7 +571,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     most_unit_tiles = std::max(most_unit_tiles, CeilDiv(rows, int64_t{kUnitRows}));
   }
   ForEachDistinctGroup(
-      cu_seqlens_q, cache_seqlens, config, 1, false, [&](const UnitGroup& group, int64_t kv_heads) {
+      cu_seqlens_q, cache_seqlens, config, 1, [&](const UnitGroup& group, int64_t kv_heads) {
         total_cost += (group.keys.num_tiles + kSegmentOverheadTiles) * kv_heads;
         longest_group_tiles = std::max<int64_t>(longest_group_tiles, group.keys.num_tiles);
         num_units += static_cast<int32_t>(kv_heads);
@@ -584,7 +586,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     const int32_t candidate = static_cast<int32_t>(
         std::min<int64_t>({kMaxCoReadWidth, most_unit_tiles, config.num_workers}));
     int64_t group_cost = 0, longest_candidate_tiles = 0;
-    ForEachDistinctGroup(cu_seqlens_q, cache_seqlens, config, candidate, false,
+    ForEachDistinctGroup(cu_seqlens_q, cache_seqlens, config, candidate,
                          [&](const UnitGroup& group, int64_t kv_heads) {
                            group_cost += (group.keys.num_tiles + kSegmentOverheadTiles) * kv_heads;
                            longest_candidate_tiles =
@@ -838,13 +840,14 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       // Even pieces are dealt over shares of their own total cost, so that
       // pieces of about one share each land one per worker.
       int64_t even_cost_line = 0;
-      ForEachDistinctGroup(cu_seqlens_q, cache_seqlens, config, width, lanes > 1,
-                           [&](const UnitGroup& group, int64_t kv_heads) {
-                             even_cost_line +=
-                                 (group.keys.num_tiles +
-                                  pieces_of(even, group.keys.num_tiles) * kSegmentOverheadTiles) *
-                                 kv_heads;
-                           });
+      ForEachDistinctGroup(
+          cu_seqlens_q, cache_seqlens, config, width,
+          [&](const UnitGroup& group, int64_t kv_heads) {
+            even_cost_line += (group.keys.num_tiles +
+                               pieces_of(even, group.keys.num_tiles) * kSegmentOverheadTiles) *
+                              kv_heads;
+          },
+          walk_kv_head);
       RETURN_IF_ERROR(try_candidate(
           even, even_cost_line, best_plan.max_worker_time * kEvenPiecesSlackPercent / 100, false));
     }

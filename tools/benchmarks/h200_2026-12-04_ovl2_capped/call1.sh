@@ -1,6 +1,7 @@
 # Call 1 (carry.tar.xz: gpu_bundle of ovl2-capped's head (OVL2 for capped
-# requests only, on main (73f6b76: the kernel test's bit comparisons through
-# FirstDifference, every eager test plan's grid ending at its last busy worker)),
+# requests only, on main (ac2ce56: the kernel test's bit comparisons through
+# FirstDifference, every eager test plan's grid ending at its last busy worker,
+# the partition's faster walks, same plans)),
 # ab/bench_BASE built at main (kernels PTX-identical to
 # c872c9e), ab/bench_NEW running the bundle's benchmark, ab/bench_HOLD built
 # at hold-probe's head (main's member pairs releasing each step's stages one

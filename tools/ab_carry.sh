@@ -6,10 +6,12 @@
 # switched (commits only: uncommitted changes are not built). Run from the
 # repository root:
 #
-#   bash tools/ab_carry.sh [--bundle REV] NAME=REV[+test]... [NAME=bundle]
+#   bash tools/ab_carry.sh [--bundle REV] [--prune] NAME=REV[+test]... [NAME=bundle]
 #
 #   --bundle REV   the revision of gpu_bundle/ (default HEAD); its tests run
 #                  with gpu_session.sh's `tests` step
+#   --prune        afterwards, remove the worktrees of every other revision
+#                  with their Bazel output bases (~0.2-0.5 GB each)
 #   NAME=REV       ab/bench_NAME: the benchmark built at REV
 #   NAME=REV+test  also ab/test_NAME: the kernel test built at REV
 #   NAME=bundle    ab/bench_NAME runs the bundle's own benchmark
@@ -24,10 +26,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bundle_rev=HEAD
+prune=0
 variants=()
 while (($#)); do
   case "$1" in
     --bundle) bundle_rev=$2; shift 2 ;;
+    --prune) prune=1; shift ;;
     *=*) variants+=("$1"); shift ;;
     *) echo "ab_carry.sh: unknown argument $1 (want NAME=REV[+test] or --bundle REV)" >&2; exit 2 ;;
   esac
@@ -39,18 +43,20 @@ trees=${AB_WORKTREES:-/tmp/ab_worktrees}
 mkdir -p "$trees" ab
 git worktree prune  # forget worktrees whose folders are gone (a fresh /tmp)
 
-# A worktree checked out at REV (detached), its path on stdout.
+used_trees=()
+# Sets `tree` to a worktree checked out at REV (detached), made if missing,
+# and notes it in used_trees.
 worktree_at() {
-  local commit tree
+  local commit
   commit=$(git rev-parse --verify "$1^{commit}")
   tree="$trees/${commit:0:12}"
+  used_trees+=("$tree")
   if [[ ! -d $tree ]]; then
     git worktree add --detach -q "$tree" "$commit" >&2
   fi
-  echo "$tree"
 }
 
-tree=$(worktree_at "$bundle_rev")
+worktree_at "$bundle_rev"
 echo "bundle at $(git -C "$tree" rev-parse --short HEAD)"
 (cd "$tree" && bash tools/gpu_bundle.sh > "$tree/gpu_bundle.log" 2>&1) ||
   { tail -20 "$tree/gpu_bundle.log"; exit 1; }
@@ -68,7 +74,7 @@ for variant in "${variants[@]}"; do
     echo "$name: the bundle's benchmark"
     continue
   fi
-  tree=$(worktree_at "$rev")
+  worktree_at "$rev"
   targets=(//attention/kernel:paged_attention_benchmark)
   ((with_test)) && targets+=(//attention/kernel:paged_attention_test)
   (cd "$tree" && bazel build --config=bundle "${targets[@]}" > "$tree/ab_build.log" 2>&1) ||
@@ -79,6 +85,16 @@ for variant in "${variants[@]}"; do
   ((with_test)) && cp "$tree/bazel-bin/attention/kernel/paged_attention_test" "ab/test_$name"
   echo "$name: $(git -C "$tree" rev-parse --short HEAD)$( ((with_test)) && echo ' (+ kernel test)')"
 done
+
+if ((prune)); then
+  for old in "$trees"/*/; do
+    old=${old%/}
+    [[ -d $old && " ${used_trees[*]} " != *" $old "* ]] || continue
+    (cd "$old" && bazel clean --expunge > /dev/null 2>&1) || true
+    git worktree remove --force "$old"
+    echo "pruned $(basename "$old")"
+  done
+fi
 
 tar -cf - gpu_bundle ab | xz -9 -T2 > carry.tar.xz
 echo "carry.tar.xz: $(du -h carry.tar.xz | cut -f1) (ab/: $(ls ab | tr '\n' ' '))"

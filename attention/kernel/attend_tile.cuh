@@ -192,8 +192,8 @@ __device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, 
 // accumulator layout). Asynchronous tensor-core work at twice mma.sync's rate:
 // what 64-row verify tiles need to stay memory-bound. kTiles key tiles (ring
 // stages, `k_base` each) land in consecutive column blocks of S, all issued
-// before the one wait.
-template <typename T, int kHeadDim, int kTiles>
+// before the one wait (none with kWait false: the caller waits, WgmmaWait).
+template <typename T, int kHeadDim, int kTiles, bool kWait = true>
 __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, const uint32_t (&k_base)[kTiles],
                                               float (&s)[kTiles * KeysPerTile(kHeadDim) / 8][4]) {
 #if PA_HAS_WGMMA
@@ -218,7 +218,7 @@ __device__ __forceinline__ void QueryKeyWgmma(uint32_t q_base, const uint32_t (&
     }
   }
   WgmmaCommit();
-  WgmmaWaitAll();
+  if constexpr (kWait) WgmmaWaitAll();
 #endif
 }
 
@@ -460,6 +460,177 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
           Mma16816TopRows<T>(state.o[2 * db + 1], a, b[2], b[3]);
         }
       }
+    }
+  }
+}
+
+// The two halves of a paired step of AttendTile (its code, which stays in
+// AttendTile: moving it out changed every kernel's PTX), for the member
+// pairs' overlapped steps (AttendPairsOverlapped), where a step's softmax runs
+// while the step before it's P V is in flight.
+//
+// SoftmaxStep: the thread's kKeys raw logits per row (S = Q K^T) become
+// probabilities in place (scaled, capped, masked), each row's running max and
+// sum move on, and `rescale` gets the factor O takes before this step's P V.
+template <int kHeadDim, bool kTreeMasks, int kKeys, bool kScaleInExp, int kRows = 16>
+__device__ __forceinline__ void SoftmaxStep(const PagedAttentionParams& p, const UnitView& unit,
+                                            int key0, float (&s)[kKeys / 8][4],
+                                            RowState<kHeadDim, kRows>& state, float (&rescale)[2]) {
+  static_assert(kHeadDim <= 128 && kRows == 16, "O's rescale is RescaleO's");
+  constexpr int kHalves = kRows / 8;  // this thread's rows (RowState)
+  const int lane = threadIdx.x % 32;
+  // Logits in log2 units, then the mask (only on tiles that need one). Each
+  // choice is the same for the whole warp (a parameter, or a property of the
+  // tile), so each is one branch around a loop over the tile: written as one
+  // loop with the choices inside, ptxas branched per element (ncu at
+  // 929cbfd: 132 instructions per tile and 40% of the consumer warps' stall
+  // samples on 64-row units, for 16 multiplies).
+  // kScaleInExp leaves the scale to the softmax: the max of the raw logits
+  // times a positive scale is the max of the scaled ones, bit for bit, and
+  // each exponent is then one FFMA instead of a multiply and a subtraction
+  // (ConsumeSegments pairs tiles only when logit_scale > 0), with 2^x
+  // flushing subnormals (one MUFU).
+  static_assert(!kScaleInExp || kKeys > KeysPerTile(kHeadDim),
+                "the scale in the exponent: paired steps");
+  const bool softcap = p.softcap_log2 != 0.0f;
+  const float logit_scale = kScaleInExp && !softcap ? p.scale_log2 : 1.0f;
+  if (softcap) {
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[n][e] = p.softcap_log2 * TanhApprox(s[n][e] * p.scale_over_softcap);
+    }
+  } else if constexpr (!kScaleInExp) {
+    const float scale_log2 = p.scale_log2;
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[n][e] *= scale_log2;
+    }
+  }
+  const bool causal = p.causal != 0;
+  const int window = causal ? p.window_left : -1;
+  // Tree masks touch only the last kTreeMaskKeys keys; their words are read
+  // here, on the few tiles that need them, to keep them out of the registers
+  // of the main loop. (A separate instantiation: the runtime check alone cost
+  // chain verify 5-12% on the H200.)
+  const bool tree_tile = kTreeMasks && key0 + kKeys > unit.tree_base;
+  const bool needs_mask = key0 < unit.key_begin || key0 + kKeys > unit.key_end || tree_tile ||
+                          (causal && (key0 + kKeys - 1 > unit.min_diag ||
+                                      (window >= 0 && key0 < unit.max_diag - window)));
+  if (needs_mask) {
+    // A row's visible keys are one range (the segment, the causal diagonal,
+    // the window), cut by the row's mask word on tree tiles: a bit mask per
+    // row over the tile, then one select per element.
+#pragma unroll
+    for (int i = 0; i < kHalves; ++i) {
+      int first = unit.key_begin - key0;  // tile-relative, inclusive
+      int last = unit.key_end - 1 - key0;
+      if (causal) {
+        last = min(last, unit.row_diag[i] - key0);
+        if (window >= 0) first = max(first, unit.row_diag[i] - window - key0);
+      }
+      first = max(first, 0);
+      last = min(last, kKeys - 1);
+      uint64_t visible = last >= first ? (~0ull >> (63 - (last - first))) << first : 0ull;
+      if (tree_tile) {
+        // The word covers keys tree_base.. (bit j: key tree_base + j); keys
+        // before it are not in the tree. tree_base - key0 is in (-64, kKeys).
+        const uint64_t word = __ldg(p.tree_mask + unit.row_diag[i] + unit.diag_to_token);
+        const int shift = unit.tree_base - key0;
+        visible &= shift >= 0 ? (word << shift) | ((1ull << shift) - 1) : word >> -shift;
+      }
+      visible >>= (lane % 4) * 2;  // this thread's keys: n * 8 + (lane % 4) * 2 + {0, 1}
+#pragma unroll
+      for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          if (((visible >> (n * 8 + e)) & 1) == 0) s[n][2 * i + e] = -INFINITY;
+        }
+      }
+    }
+  }
+
+  // Online softmax; a row that has seen no key yet keeps max -inf and uses 0
+  // as its reference so no -inf - -inf appears.
+#pragma unroll
+  for (int i = 0; i < kHalves; ++i) {
+    float tile_max;
+    if constexpr (kScaleInExp) {
+      float raw_max = -INFINITY;
+#pragma unroll
+      for (int n = 0; n < kKeys / 8; ++n) {
+        raw_max = fmaxf(raw_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+      }
+      raw_max = fmaxf(raw_max, __shfl_xor_sync(kFullMask, raw_max, 1));
+      raw_max = fmaxf(raw_max, __shfl_xor_sync(kFullMask, raw_max, 2));
+      tile_max = fmaxf(state.max[i], raw_max * logit_scale);
+    } else {
+      tile_max = state.max[i];
+#pragma unroll
+      for (int n = 0; n < kKeys / 8; ++n) {
+        tile_max = fmaxf(tile_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+      }
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 2));
+    }
+    const float reference = tile_max == -INFINITY ? 0.0f : tile_max;
+    const float row_rescale = kScaleInExp ? Exp2FlushSubnormal(state.max[i] - reference)
+                                          : exp2f(state.max[i] - reference);
+    rescale[i] = row_rescale;
+    state.max[i] = tile_max;
+    float sum = 0.0f;
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& x = s[n][2 * i + e];
+        x = kScaleInExp ? Exp2FlushSubnormal(fmaf(x, logit_scale, -reference))
+                        : exp2f(x - reference);
+      }
+      sum += s[n][2 * i] + s[n][2 * i + 1];
+    }
+    state.sum[i] = state.sum[i] * row_rescale + sum;
+    if constexpr (kHeadDim > 128) RescaleRow(state, i, row_rescale);
+  }
+}
+
+#if PA_HAS_WGMMA
+// O += P V for a paired step's 64 keys (AttendTile's wgmma P V), issued and
+// committed as one wgmma group: the caller waits (WgmmaWait) before O or `a`
+// is touched again.
+template <typename T, int kHeadDim>
+__device__ __forceinline__ void IssueValuesWgmma(
+    RowState<kHeadDim>& state, const uint32_t (&a)[2 * KeysPerTile(kHeadDim) / 16][4],
+    const uint32_t (&v_base)[2]) {
+  constexpr int kTileKeys = KeysPerTile(kHeadDim);
+  constexpr int kStepsPerTile = kTileKeys / 16;
+#pragma unroll
+  for (int kb = 0; kb < 2 * kStepsPerTile; ++kb) {
+    WgmmaRegisterA<T, kHeadDim>::Run(
+        state.o, a[kb],
+        WgmmaDescriptorNMajor(v_base[kb / kStepsPerTile] + (kb % kStepsPerTile) * 16 * 128,
+                              kTileKeys * 128),
+        1);
+  }
+  WgmmaCommit();
+}
+#endif
+
+// O's rescale by SoftmaxStep's factors, once O is not in flight.
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ void RescaleO(RowState<kHeadDim, kRows>& state,
+                                         const float (&rescale)[2]) {
+  // O's rescale (kHeadDim / 2 multiplies per thread) only when a row of the
+  // warp raised its max: once the running maxima settle most tiles leave them,
+  // and a multiply by exactly 1 changes no bit. It shortens the path into
+  // O += P V (64-row units 1-2% faster beside wgmma P V, NOTES.md). Head_dim
+  // 256 rescales every tile, above: the branch made its spills 2% slower.
+  if constexpr (kHeadDim <= 128) {
+    if (__any_sync(kFullMask, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
+      RescaleRow(state, 0, rescale[0]);
+      RescaleRow(state, 1, rescale[1]);
     }
   }
 }

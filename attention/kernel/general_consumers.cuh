@@ -154,27 +154,113 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // not the plan, so eager and replayed launches agree bit for bit.
         auto attend_pairs = [&](auto scale_in_exp) {
           constexpr bool kScaleInExp = decltype(scale_in_exp)::value;
-          for (; t + 1 < tiles.num_tiles; t += 2) {
-            const uint32_t g = __shfl_sync(kFullMask, tile_counter + t, 0);
-            const int stages[2] = {static_cast<int>(g % Traits::kStages),
-                                   static_cast<int>((g + 1) % Traits::kStages)};
-            MbarrierWait(&full[stages[0]], (g / Traits::kStages) & 1);
-            MbarrierWait(&full[stages[1]], ((g + 1) / Traits::kStages) & 1);
-            FenceProxyAsync();  // as below: cp.async tiles, read by wgmma
-            const uint32_t k_base[2] = {SmemAddress(k_ring + stages[0] * Traits::kTileElems),
-                                        SmemAddress(k_ring + stages[1] * Traits::kTileElems)};
-            const uint32_t v_base[2] = {SmemAddress(v_ring + stages[0] * Traits::kTileElems),
-                                        SmemAddress(v_ring + stages[1] * Traits::kTileElems)};
-            const int key0 = (tiles.first_tile + t) * kKeysPerTile;
-            if (kTreeMasks && key0 + 2 * kKeysPerTile > unit.tree_base) {
-              AttendTile<T, kHeadDim, kQueryRows, true, 2, kScaleInExp>(
-                  p, unit, row_block, key0, true, q_base, k_base, v_base, state);
-            } else {
-              AttendTile<T, kHeadDim, kQueryRows, false, 2, kScaleInExp>(
-                  p, unit, row_block, key0, true, q_base, k_base, v_base, state);
+          auto plain_pairs = [&] {
+            for (; t + 1 < tiles.num_tiles; t += 2) {
+              const uint32_t g = __shfl_sync(kFullMask, tile_counter + t, 0);
+              const int stages[2] = {static_cast<int>(g % Traits::kStages),
+                                     static_cast<int>((g + 1) % Traits::kStages)};
+              MbarrierWait(&full[stages[0]], (g / Traits::kStages) & 1);
+              MbarrierWait(&full[stages[1]], ((g + 1) / Traits::kStages) & 1);
+              FenceProxyAsync();  // as below: cp.async tiles, read by wgmma
+              const uint32_t k_base[2] = {SmemAddress(k_ring + stages[0] * Traits::kTileElems),
+                                          SmemAddress(k_ring + stages[1] * Traits::kTileElems)};
+              const uint32_t v_base[2] = {SmemAddress(v_ring + stages[0] * Traits::kTileElems),
+                                          SmemAddress(v_ring + stages[1] * Traits::kTileElems)};
+              const int key0 = (tiles.first_tile + t) * kKeysPerTile;
+              if (kTreeMasks && key0 + 2 * kKeysPerTile > unit.tree_base) {
+                AttendTile<T, kHeadDim, kQueryRows, true, 2, kScaleInExp>(
+                    p, unit, row_block, key0, true, q_base, k_base, v_base, state);
+              } else {
+                AttendTile<T, kHeadDim, kQueryRows, false, 2, kScaleInExp>(
+                    p, unit, row_block, key0, true, q_base, k_base, v_base, state);
+              }
+              WarpArrive(&empty[stages[0]], key_ways);
+              WarpArrive(&empty[stages[1]], key_ways);
             }
-            WarpArrive(&empty[stages[0]], key_ways);
-            WarpArrive(&empty[stages[1]], key_ways);
+          };
+          if constexpr (PA_HAS_WGMMA && kGroups > 1 && kScaleInExp && !kTreeMasks) {
+#if PA_HAS_WGMMA
+            // Member pairs with a softcap: FlashAttention-3's overlap within
+            // the group. A step issues its Q K^T, then the step before it's
+            // P V, waits for its own S only, and runs its softmax while that
+            // P V is on the tensor cores; then it waits for the P V, releases
+            // those tiles and rescales O. The same operations on O in the
+            // same order as AttendTile's steps, so the same bits. A step's
+            // tiles stay held until the next step's P V completes: two pairs
+            // of the ten stages (the two groups read the same ones). It pays
+            // where the softmax is long (the cap's tanh: 7% faster) and lost
+            // up to 1.2% without one (NOTES.md `OVL2`), so only capped
+            // requests take it.
+            if (p.softcap_log2 == 0.0f) {
+              plain_pairs();
+              return;
+            }
+            constexpr int kKeys = 2 * kKeysPerTile;
+            float s[kKeys / 8][4];
+            uint32_t a[kKeys / 16][4];  // P of the step whose P V is pending
+            int pending_stages[2];
+            // Waits for step t's two tiles and issues its Q K^T (no wait).
+            auto issue_query_key = [&](int(&stages)[2]) {
+              const uint32_t g = __shfl_sync(kFullMask, tile_counter + t, 0);
+              stages[0] = g % Traits::kStages;
+              stages[1] = (g + 1) % Traits::kStages;
+              MbarrierWait(&full[stages[0]], (g / Traits::kStages) & 1);
+              MbarrierWait(&full[stages[1]], ((g + 1) / Traits::kStages) & 1);
+              FenceProxyAsync();  // cp.async tiles, read by wgmma
+              const uint32_t k_base[2] = {SmemAddress(k_ring + stages[0] * Traits::kTileElems),
+                                          SmemAddress(k_ring + stages[1] * Traits::kTileElems)};
+              QueryKeyWgmma<T, kHeadDim, 2, false>(q_base, k_base, s);
+            };
+            auto values_of = [&](const int(&stages)[2]) {
+              const uint32_t v_base[2] = {SmemAddress(v_ring + stages[0] * Traits::kTileElems),
+                                          SmemAddress(v_ring + stages[1] * Traits::kTileElems)};
+              IssueValuesWgmma<T, kHeadDim>(state, a, v_base);
+            };
+            auto o_landed = [&] {
+#pragma unroll
+              for (int d = 0; d < kHeadDim / 8; ++d) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) PinRegister(state.o[d][e]);
+              }
+            };
+            if (t + 1 < tiles.num_tiles) {
+              // The first step: nothing pending (peeled, so that no wgmma
+              // sits behind a branch: ptxas serialises those, C7520).
+              issue_query_key(pending_stages);
+              WgmmaWaitAll();
+              float rescale[2];
+              SoftmaxStep<kHeadDim, false, kKeys, true>(
+                  p, unit, (tiles.first_tile + t) * kKeysPerTile, s, state, rescale);
+              RescaleO(state, rescale);
+#pragma unroll
+              for (int kb = 0; kb < kKeys / 16; ++kb) PackProbabilities<T, kKeys>(s, kb, a[kb]);
+              for (t += 2; t + 1 < tiles.num_tiles; t += 2) {
+                int stages[2];
+                issue_query_key(stages);
+                values_of(pending_stages);
+                WgmmaWait<1>();  // this step's S; the P V may still run
+                SoftmaxStep<kHeadDim, false, kKeys, true>(
+                    p, unit, (tiles.first_tile + t) * kKeysPerTile, s, state, rescale);
+                WgmmaWaitAll();
+                o_landed();
+                WarpArrive(&empty[pending_stages[0]], key_ways);
+                WarpArrive(&empty[pending_stages[1]], key_ways);
+                RescaleO(state, rescale);
+#pragma unroll
+                for (int kb = 0; kb < kKeys / 16; ++kb) PackProbabilities<T, kKeys>(s, kb, a[kb]);
+                pending_stages[0] = stages[0];
+                pending_stages[1] = stages[1];
+              }
+              WgmmaFence();  // O's rescale and P were written by this thread
+              values_of(pending_stages);
+              WgmmaWaitAll();
+              o_landed();
+              WarpArrive(&empty[pending_stages[0]], key_ways);
+              WarpArrive(&empty[pending_stages[1]], key_ways);
+            }
+#endif
+          } else {
+            plain_pairs();
           }
         };
         if (q_len * p.group > kUnitRows) {

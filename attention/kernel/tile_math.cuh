@@ -338,6 +338,12 @@ __device__ __forceinline__ void WgmmaCommit() {
 __device__ __forceinline__ void WgmmaWaitAll() {
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }
+// Waits until at most kPending of this thread's latest wgmma groups are in
+// flight (the groups before them complete in order).
+template <int kPending>
+__device__ __forceinline__ void WgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define PA_HAS_WGMMA 1

@@ -188,9 +188,10 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
             // same order as AttendTile's steps, so the same bits. A step's
             // tiles stay held until the next step's P V completes: two pairs
             // of the ten stages (the two groups read the same ones). It pays
-            // where the softmax is long (the cap's tanh: 7% faster) and lost
-            // up to 1.2% without one (NOTES.md `OVL2`), so only capped
-            // requests take it.
+            // where the softmax is long (the cap's tanh: 6.5% faster, `OVL2C`)
+            // and lost up to 1.2% without one (`OVL2`): the hold alone costs
+            // uncapped steps 3-4% (`HOLD`, NOTES.md), so only capped requests
+            // take it.
             if (p.softcap_log2 == 0.0f) {
               plain_pairs();
               return;

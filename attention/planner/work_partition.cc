@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
@@ -351,6 +352,72 @@ class PlanWriter {
   int64_t max_worker_time_ = 0;
 };
 
+// One unit's segments of a dealt group, piece by piece as the dealing hands
+// out the group's key tiles: member `member`'s unit (its own keys, where they
+// start among the group's tiles), or with member < 0 the group as one unit
+// with the union of its members' keys (scoring). Pieces go to the writer's
+// current worker; a unit of more than one piece gets its merge task (Finish).
+class UnitPieces {
+ public:
+  ABSL_ATTRIBUTE_ALWAYS_INLINE UnitPieces(PlanWriter& writer, const UnitGroup& group,
+                                          int32_t member)
+      : writer_(writer),
+        group_(group),
+        writes_unit_(member < group.members),
+        unit_tile_(group.first_unit_tile + std::max(member, 0)),
+        keys_(member < 0 || !writes_unit_ ? group.keys : group.member_keys[member]),
+        offset_(keys_.num_tiles > 0 ? keys_.first_tile - group.keys.first_tile : 0),
+        first_partial_(writer.counts().num_partials) {}
+
+  // Group tiles [lo, hi) on the current worker: the unit's part of them
+  // (none for a member the group lacks).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Add(int64_t lo, int64_t hi) {
+    if (!writes_unit_) return absl::OkStatus();
+    if (keys_.num_tiles == 0) {  // no visible key: one segment that writes zeros
+      if (emitted_) return absl::OkStatus();
+      emitted_ = true;
+      return writer_.AddSegment(group_.request, group_.kv_head, unit_tile_, keys_, 0, 0, -1);
+    }
+    const int64_t begin = std::max(lo, offset_) - offset_;
+    const int64_t end = std::min<int64_t>(hi, offset_ + keys_.num_tiles) - offset_;
+    if (begin >= end) return absl::OkStatus();
+    if (!emitted_) split_ = end < keys_.num_tiles;  // more pieces follow: merged
+    emitted_ = true;
+    return writer_.AddSegment(group_.request, group_.kv_head, unit_tile_, keys_, begin, end,
+                              split_ ? writer_.NewPartial() : -1);
+  }
+
+  ABSL_ATTRIBUTE_ALWAYS_INLINE absl::Status Finish() {
+    if (!split_) return absl::OkStatus();
+    return writer_.AddMerge(group_.request, group_.kv_head, unit_tile_, first_partial_);
+  }
+
+ private:
+  PlanWriter& writer_;
+  const UnitGroup& group_;
+  const bool writes_unit_;
+  const int32_t unit_tile_;
+  const UnitKeys keys_;
+  const int64_t offset_;
+  const int32_t first_partial_;
+  bool emitted_ = false;
+  bool split_ = false;
+};
+
+// A co-read plan's dealing, kept from the walk that writes its first member
+// so that the other members' units are written from it without walking the
+// batch again: each group, and the group tiles [lo, hi) dealt to each group
+// worker, in dealing order.
+struct DealtPiece {
+  int32_t worker;  // group worker
+  int64_t lo, hi;
+};
+struct DealtGroups {
+  std::vector<UnitGroup> groups;
+  std::vector<size_t> pieces_end;  // [groups]: where each group's pieces end
+  std::vector<DealtPiece> pieces;
+};
+
 absl::Status CheckLengths(absl::Span<const int32_t> cu_seqlens_q,
                           absl::Span<const int32_t> cache_seqlens, int32_t group) {
   if (cu_seqlens_q.size() != cache_seqlens.size() + 1) {
@@ -639,12 +706,15 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // Deals the groups' cost line (shares of `cost_line`) by `rule` and writes,
   // through `writer`, either each group as one unit with its union range
   // (member < 0: scoring; with width 1 the plan itself) or member `member` of
-  // every group on workers worker_base + group worker. A scoring pass stops as
-  // soon as its busiest worker's time passes `stop_above` (it cannot win
-  // then); its counts are then partial.
+  // every group on workers worker_base + group worker, keeping the dealing in
+  // `dealt` (a DealtGroups*) when given. A scoring pass stops as soon as its busiest worker's
+  // time passes `stop_above` (it cannot win then); its counts are then
+  // partial.
   auto plan = [&](PlanWriter& writer, const CutRule& rule, int64_t cost_line, int32_t member,
-                  int32_t worker_base,
-                  int64_t stop_above = std::numeric_limits<int64_t>::max()) -> absl::Status {
+                  int32_t worker_base, int64_t stop_above, auto dealt) -> absl::Status {
+    // (`dealt` is nullptr_t where nothing is kept: the scoring walks, the hot
+    // ones, then test nothing.)
+    constexpr bool kKeepsDealing = !std::is_same_v<decltype(dealt), std::nullptr_t>;
     int32_t worker = 0;
     int64_t assigned = 0;
     int64_t share_end = ShareEnd(cost_line, workers, 0);  // the current worker's
@@ -659,30 +729,10 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
         cu_seqlens_q, cache_seqlens, config, width,
         [&](const UnitGroup& group) -> bool {
           const int64_t tiles = group.keys.num_tiles;
-          // The unit this pass writes of the group (none: the group has fewer
-          // members), its keys and where they start among the group's tiles.
-          const bool writes_unit = member < group.members;
-          const int32_t unit_tile = group.first_unit_tile + std::max(member, 0);
-          const UnitKeys keys = member < 0 || !writes_unit ? group.keys : group.member_keys[member];
-          const int64_t offset = keys.num_tiles > 0 ? keys.first_tile - group.keys.first_tile : 0;
-          const int32_t first_partial = writer.counts().num_partials;
-          bool emitted = false, split = false;
-          // Group tiles [lo, hi) on the current worker: the unit's part of them.
+          UnitPieces unit(writer, group, member);
           auto emit = [&](int64_t lo, int64_t hi) {
-            if (!writes_unit || !status.ok()) return;
-            if (keys.num_tiles == 0) {  // no visible key: one segment that writes zeros
-              if (!emitted)
-                status = writer.AddSegment(group.request, group.kv_head, unit_tile, keys, 0, 0, -1);
-              emitted = true;
-              return;
-            }
-            const int64_t begin = std::max(lo, offset) - offset;
-            const int64_t end = std::min<int64_t>(hi, offset + keys.num_tiles) - offset;
-            if (begin >= end) return;
-            if (!emitted) split = end < keys.num_tiles;  // more pieces follow: merged
-            emitted = true;
-            status = writer.AddSegment(group.request, group.kv_head, unit_tile, keys, begin, end,
-                                       split ? writer.NewPartial() : -1);
+            if constexpr (kKeepsDealing) dealt->pieces.push_back({worker, lo, hi});
+            if (status.ok()) status = unit.Add(lo, hi);
           };
           if (const int64_t pieces = pieces_of(rule, tiles); pieces > 0) {
             // Near-equal pieces, each to the worker whose share holds the
@@ -723,8 +773,11 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
               next_worker();
             }
           }
-          if (status.ok() && split)
-            status = writer.AddMerge(group.request, group.kv_head, unit_tile, first_partial);
+          if (status.ok()) status = unit.Finish();
+          if constexpr (kKeepsDealing) {
+            dealt->groups.push_back(group);
+            dealt->pieces_end.push_back(dealt->pieces.size());
+          }
           return status.ok() && writer.max_worker_time() <= stop_above;
         },
         walk_kv_head);
@@ -747,7 +800,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
                    bool write) -> absl::StatusOr<ScoredPlan> {
     if (write && width == 1 && lanes == 1) {
       PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, true);
-      const absl::Status status = plan(writer, rule, cost_line, -1, 0, stop_above);
+      const absl::Status status = plan(writer, rule, cost_line, -1, 0, stop_above, nullptr);
       if (status.ok()) {
         ScoredPlan scored{writer.counts(), writer.max_worker_time(), false};
         if (scored.max_worker_time <= stop_above) {  // walked to its end
@@ -759,17 +812,41 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       if (!absl::IsResourceExhausted(status)) return status;
     }
     PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, false);
-    RETURN_IF_ERROR(plan(writer, rule, cost_line, -1, 0, stop_above));
+    RETURN_IF_ERROR(plan(writer, rule, cost_line, -1, 0, stop_above, nullptr));
     return ScoredPlan{writer.Finish(0), writer.max_worker_time(), false};
   };
-  // Writes the plan of `rule`: each member of every group in its own pass.
+  // Writes the plan of `rule`: each member of every group on its own workers.
   auto write = [&](const CutRule& rule, int64_t cost_line) -> absl::StatusOr<PartitionCounts> {
     PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, true);
     if (width == 1) {
-      RETURN_IF_ERROR(plan(writer, rule, cost_line, -1, 0));
+      RETURN_IF_ERROR(
+          plan(writer, rule, cost_line, -1, 0, std::numeric_limits<int64_t>::max(), nullptr));
     } else {
-      for (int32_t m = 0; m < width; ++m)
-        RETURN_IF_ERROR(plan(writer, rule, cost_line, m, m * workers));
+      // Member 0's units as the batch is dealt, then each other member's from
+      // that dealing: walking the batch once per member (its groups, their
+      // keys, the shares) was half of a co-read plan's host time
+      // (planner_benchmark: b64 q64 4k 78 -> 66 us, prefill b4 q512 71 -> 50,
+      // NOTES.md).
+      DealtGroups dealt;
+      RETURN_IF_ERROR(
+          plan(writer, rule, cost_line, 0, 0, std::numeric_limits<int64_t>::max(), &dealt));
+      for (int32_t m = 1; m < width; ++m) {
+        int32_t worker = 0;
+        writer.BeginWorker(m * workers);
+        size_t piece = 0;
+        for (size_t i = 0; i < dealt.groups.size(); ++i) {
+          UnitPieces unit(writer, dealt.groups[i], m);
+          for (; piece < dealt.pieces_end[i]; ++piece) {
+            const DealtPiece& dealt_piece = dealt.pieces[piece];
+            if (dealt_piece.worker != worker) {
+              worker = dealt_piece.worker;
+              writer.BeginWorker(m * workers + worker);
+            }
+            RETURN_IF_ERROR(unit.Add(dealt_piece.lo, dealt_piece.hi));
+          }
+          RETURN_IF_ERROR(unit.Finish());
+        }
+      }
       PartitionCounts counts = finish_written(writer);
       // Member pairs (PartitionCounts::member_pair_offset): members m and m +
       // width / 2 of each group worker. Without a window every member's piece

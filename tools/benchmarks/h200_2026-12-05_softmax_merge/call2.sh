@@ -5,5 +5,5 @@
 [[ -d gpu_bundle ]] || tar -xJf carry.tar.xz || exit 1
 GPU_SESSION_PACK=$OUT/c2.tar.xz timeout 470 bash tools/gpu_session.sh $OUT/c2 peers
 export LD_LIBRARY_PATH=$PWD/gpu_bundle/lib
-source tools/benchmarks/h200_2026-12-05_softmax_merge/sanitize.sh
+source tools/benchmarks/h200_2026-12-04_ovl2_capped/sanitize.sh  # sanitize()
 sanitize memcheck 110 gpu_bundle/bin/attention_kernel_paged_attention_test '*' all

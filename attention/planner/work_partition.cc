@@ -707,13 +707,13 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // through `writer`, either each group as one unit with its union range
   // (member < 0: scoring; with width 1 the plan itself) or member `member` of
   // every group on workers worker_base + group worker, keeping the dealing in
-  // `dealt` (a DealtGroups*) when given. A scoring pass stops as soon as its busiest worker's
-  // time passes `stop_above` (it cannot win then); its counts are then
-  // partial.
+  // `dealt` (a DealtGroups*) when given. A scoring pass stops as soon as its
+  // busiest worker's time passes `stop_above` (it cannot win then); its
+  // counts are then partial.
   auto plan = [&](PlanWriter& writer, const CutRule& rule, int64_t cost_line, int32_t member,
                   int32_t worker_base, int64_t stop_above, auto dealt) -> absl::Status {
-    // (`dealt` is nullptr_t where nothing is kept: the scoring walks, the hot
-    // ones, then test nothing.)
+    // (`dealt` is nullptr_t where nothing is kept, every walk but a co-read
+    // plan's member 0: those, the scoring walks among them, test nothing.)
     constexpr bool kKeepsDealing = !std::is_same_v<decltype(dealt), std::nullptr_t>;
     int32_t worker = 0;
     int64_t assigned = 0;

@@ -706,21 +706,21 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
   // Deals the groups' cost line (shares of `cost_line`) by `rule` and writes,
   // through `writer`, either each group as one unit with its union range
   // (member < 0: scoring; with width 1 the plan itself) or member `member` of
-  // every group on workers worker_base + group worker, keeping the dealing in
+  // every group on its group workers, keeping the dealing in
   // `dealt` (a DealtGroups*) when given. A scoring pass stops as soon as its
   // busiest worker's time passes `stop_above` (it cannot win then); its
   // counts are then partial.
   auto plan = [&](PlanWriter& writer, const CutRule& rule, int64_t cost_line, int32_t member,
-                  int32_t worker_base, int64_t stop_above, auto dealt) -> absl::Status {
+                  int64_t stop_above, auto dealt) -> absl::Status {
     // (`dealt` is nullptr_t where nothing is kept, every walk but a co-read
     // plan's member 0: those, the scoring walks among them, test nothing.)
     constexpr bool kKeepsDealing = !std::is_same_v<decltype(dealt), std::nullptr_t>;
     int32_t worker = 0;
     int64_t assigned = 0;
     int64_t share_end = ShareEnd(cost_line, workers, 0);  // the current worker's
-    writer.BeginWorker(worker_base);
+    writer.BeginWorker(0);
     auto next_worker = [&] {
-      writer.BeginWorker(worker_base + ++worker);
+      writer.BeginWorker(++worker);
       share_end = ShareEnd(cost_line, workers, worker);
     };
     absl::Status status = absl::OkStatus();
@@ -800,7 +800,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
                    bool write) -> absl::StatusOr<ScoredPlan> {
     if (write && width == 1 && lanes == 1) {
       PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, true);
-      const absl::Status status = plan(writer, rule, cost_line, -1, 0, stop_above, nullptr);
+      const absl::Status status = plan(writer, rule, cost_line, -1, stop_above, nullptr);
       if (status.ok()) {
         ScoredPlan scored{writer.counts(), writer.max_worker_time(), false};
         if (scored.max_worker_time <= stop_above) {  // walked to its end
@@ -812,7 +812,7 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
       if (!absl::IsResourceExhausted(status)) return status;
     }
     PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, false);
-    RETURN_IF_ERROR(plan(writer, rule, cost_line, -1, 0, stop_above, nullptr));
+    RETURN_IF_ERROR(plan(writer, rule, cost_line, -1, stop_above, nullptr));
     return ScoredPlan{writer.Finish(0), writer.max_worker_time(), false};
   };
   // Writes the plan of `rule`: each member of every group on its own workers.
@@ -820,16 +820,16 @@ absl::StatusOr<PartitionCounts> PartitionWork(absl::Span<const int32_t> cu_seqle
     PlanWriter writer(config, buffers, cu_seqlens_q, cache_seqlens, true);
     if (width == 1) {
       RETURN_IF_ERROR(
-          plan(writer, rule, cost_line, -1, 0, std::numeric_limits<int64_t>::max(), nullptr));
+          plan(writer, rule, cost_line, -1, std::numeric_limits<int64_t>::max(), nullptr));
     } else {
       // Member 0's units as the batch is dealt, then each other member's from
       // that dealing: walking the batch once per member (its groups, their
-      // keys, the shares) was half of a co-read plan's host time
-      // (planner_benchmark: b64 q64 4k 78 -> 66 us, prefill b4 q512 71 -> 50,
-      // NOTES.md).
+      // keys, the shares) was about half of a co-read plan's host time
+      // (NOTES.md `WALK1`: b64 q64 4k 84.5 -> 61.1 us, prefill b4 q512
+      // 71.1 -> 47.4 on planner_benchmark).
       DealtGroups dealt;
       RETURN_IF_ERROR(
-          plan(writer, rule, cost_line, 0, 0, std::numeric_limits<int64_t>::max(), &dealt));
+          plan(writer, rule, cost_line, 0, std::numeric_limits<int64_t>::max(), &dealt));
       for (int32_t m = 1; m < width; ++m) {
         int32_t worker = 0;
         writer.BeginWorker(m * workers);

@@ -81,6 +81,9 @@ run_tests() {
 run_ab() {  # rounds filter names...
   local rounds=$1 filter=$2; shift 2
   local names=("$@") order=("$@") hung=" " rc
+  # Rounds an earlier run left in OUT would join this run's table (a device
+  # machine once came with a stale OUT): each variant starts from none.
+  for name in "${names[@]}"; do rm -f "$out/ab_${name}_"*.json "$out/ab_${name}_"*.err; done
   for ((r = 1; r <= rounds; ++r)); do
     for name in "${order[@]}"; do
       [[ $hung == *" $name "* ]] && continue  # it hung once: not again

@@ -142,16 +142,19 @@ INSTANTIATE_TEST_SUITE_P(
                               : "IncludesNewTokens");
     });
 
-KvPagePool SmallPool() {
+// A pool of pages of 4 slots, rows of 32 tokens (+ the draft tokens).
+KvPagePool PoolOf(int num_pages, int max_requests) {
   absl::StatusOr<KvPagePool> pool =
-      KvPagePool::Create(PagePoolConfig{.num_pages = 5,
+      KvPagePool::Create(PagePoolConfig{.num_pages = num_pages,
                                         .page_size = 4,
-                                        .max_requests = 4,
+                                        .max_requests = max_requests,
                                         .max_context_len = 32,
                                         .num_draft_tokens = kNumDraftTokens});
   EXPECT_TRUE(pool.ok()) << pool.status();
   return *std::move(pool);
 }
+
+KvPagePool SmallPool() { return PoolOf(/*num_pages=*/5, /*max_requests=*/4); }
 
 TEST(EngineBatchTest, IdleBatchIsEmptyAndBuilds) {
   KvPagePool pool = SmallPool();
@@ -206,12 +209,7 @@ TEST(EngineBatchTest, MakeFailsWhenPoolIsExhaustedAndFreesWhatItCreated) {
 }
 
 TEST(EngineBatchTest, MakeFailsPastRowWidthWithoutOverflowAndFreesWhatItCreated) {
-  KvPagePool pool = KvPagePool::Create(PagePoolConfig{.num_pages = 64,
-                                                      .page_size = 4,
-                                                      .max_requests = 4,
-                                                      .max_context_len = 32,
-                                                      .num_draft_tokens = 2})
-                        .value();
+  KvPagePool pool = PoolOf(/*num_pages=*/64, /*max_requests=*/4);
   const int32_t huge = std::numeric_limits<int32_t>::max();
   const absl::StatusOr<EngineBatchInputs> inputs =
       MakeEngineBatch(pool, ForwardMode::kDecode, SeqLensConvention::kPrefixOnly, {3, 5}, {1, huge},
@@ -219,18 +217,13 @@ TEST(EngineBatchTest, MakeFailsPastRowWidthWithoutOverflowAndFreesWhatItCreated)
   ASSERT_EQ(inputs.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(std::string(inputs.status().message()),
               HasSubstr("request 1: prefix_lens[1] = 5 + new_tokens[1] = 2147483647 exceeds the "
-                        "pool's row width 34"));
+                        "pool's row width 36"));
   EXPECT_EQ(pool.active_requests(), 0);
   EXPECT_EQ(pool.used_pages(), 0);
 }
 
 TEST(EngineBatchTest, MakeFailsWhenRowsRunOutAndFreesWhatItCreated) {
-  KvPagePool pool = KvPagePool::Create(PagePoolConfig{.num_pages = 64,
-                                                      .page_size = 4,
-                                                      .max_requests = 3,
-                                                      .max_context_len = 32,
-                                                      .num_draft_tokens = 2})
-                        .value();
+  KvPagePool pool = PoolOf(/*num_pages=*/64, /*max_requests=*/3);
   const absl::StatusOr<EngineBatchInputs> inputs = MakeEngineBatch(
       pool, ForwardMode::kExtend, SeqLensConvention::kPrefixOnly, {3, 5, 7}, {1, 1, 1}, SpecInfo{});
   ASSERT_EQ(inputs.status().code(), absl::StatusCode::kResourceExhausted);

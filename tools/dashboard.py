@@ -176,11 +176,16 @@ class Run:
 
     @property
     def series(self):
+        """The runs compared with each other for regressions: one binary on one
+        GPU (an H100 run after H200 runs would otherwise read as a regression
+        of every case)."""
         executable = self.context.get("executable")
         if isinstance(executable, str) and executable:
-            return os.path.basename(executable)
-        families = sorted({r.family for r in self.results.values()})
-        return "families: " + ",".join(families)
+            name = os.path.basename(executable)
+        else:
+            name = "families: " + ",".join(sorted({r.family for r in self.results.values()}))
+        gpu = self.context.get("gpu")
+        return f"{name} on {gpu}" if isinstance(gpu, str) and gpu not in ("", "none") else name
 
 
 # ---------------------------------------------------------------------------

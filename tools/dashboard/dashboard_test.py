@@ -343,6 +343,23 @@ class DashboardTest(unittest.TestCase):
         self.assertIn("nothing to compare", page)
         self.assertNotIn('class="regression"', page)
 
+    def test_runs_on_other_gpus_are_not_compared(self):
+        # kernel_run1 against kernel_run2 plants a regression; the same run on
+        # an H100 is another card's timings, not a regression of ours.
+        with open(os.path.join(TESTDATA, "kernel_run1.json"), encoding="utf-8") as f:
+            run = json.load(f)
+        run["context"]["gpu"] = "NVIDIA H100 80GB HBM3"
+        h100 = os.path.join(self.tmp, "kernel_run1_h100.json")
+        with open(h100, "w", encoding="utf-8") as f:
+            json.dump(run, f)
+        out = os.path.join(self.tmp, "two_gpus")
+        result = run_generator(out, [h100, os.path.join(TESTDATA, "kernel_run2.json")])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(out, "index.html"), encoding="utf-8") as f:
+            page = f.read()
+        self.assertIn("nothing to compare", page)
+        self.assertNotIn('class="regression"', page)
+
     def test_archived_run_reads_as_its_json(self):
         # tools/archive_records.py stores old runs as .json.xz.
         plain = os.path.join(TESTDATA, "kernel_run2.json")

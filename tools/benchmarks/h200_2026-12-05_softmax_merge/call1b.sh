@@ -10,7 +10,7 @@
 [[ -d gpu_bundle ]] || tar -xJf carry.tar.xz || exit 1
 AB_REPLAY_GAP_US=2000 GPU_SESSION_PACK=$OUT/c1b.tar.xz timeout 150 bash tools/gpu_session.sh $OUT/c1b \
   ab 5 'Verify/heads:32_8/hd:128/batch:(1|16|64)/q:64/|Prefill/|Softcap/heads:32_8/hd:128/batch:16/q:64|Verify/heads:32_8/hd:128/batch:16/q:8/kv:8192/page:16/iter' BASE NEW
-GPU_SESSION_PACK=$OUT/c2.tar.xz timeout 400 bash tools/gpu_session.sh $OUT/c2 peers
+GPU_SESSION_PACK=$OUT/c2.tar.xz timeout 430 bash tools/gpu_session.sh $OUT/c2 peers
 export LD_LIBRARY_PATH=$PWD/gpu_bundle/lib
 source tools/benchmarks/h200_2026-12-04_ovl2_capped/sanitize.sh  # sanitize()
 left=$((570 - SECONDS)); ((left > 110)) && left=110

@@ -245,238 +245,16 @@ __device__ __forceinline__ void PackProbabilities(const float (&s)[kKeys / 8][4]
   a[3] = kRows == 16 ? PackPair<T>(s[2 * kb + 1][2], s[2 * kb + 1][3]) : 0u;
 }
 
-// S = Q K^T, mask, online softmax and O += P V for one warp's 16 rows
-// (row block `row_block` of the unit) and kTiles consecutive key tiles from
-// key0 (ring stages at k_base / v_base). Two tiles at once (64-row units on
-// wgmma) run the softmax's reductions, the rescale test and both wgmma waits
-// once per 64 keys instead of once per 32. kScaleInExp (paired steps only):
-// the logit scale applied in the exponent (see below).
-template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kTiles = 1,
-          bool kScaleInExp = false, int kRows = 16>
-__device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
-                                           int row_block, int key0, bool use_wgmma, uint32_t q_base,
-                                           const uint32_t (&k_base)[kTiles],
-                                           const uint32_t (&v_base)[kTiles],
-                                           RowState<kHeadDim, kRows>& state) {
-  constexpr int kHalves = kRows / 8;  // this thread's rows (RowState)
-  constexpr int kTileKeys = KeysPerTile(kHeadDim);
-  constexpr int kKeys = kTiles * kTileKeys;
-  static_assert(kKeys <= 64, "a row's visible keys are one 64-bit mask");
-  static_assert(kRows == 16 || (kHeadDim == 256 && kTiles == 1),
-                "8-row states: head_dim 256 decode");
-  const int lane = threadIdx.x % 32;
-  const int ldm_row = lane % 8;
-  const int ldm_hi8 = (lane / 8) % 2;
-  const int ldm_hi16 = lane / 16;
-
-  float s[kKeys / 8][4];
-#pragma unroll
-  for (int n = 0; n < kKeys / 8; ++n) {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
-  }
-  if (PA_HAS_WGMMA && use_wgmma) {
-    QueryKeyWgmma<T, kHeadDim, kTiles>(q_base, k_base, s);
-  } else if constexpr (kTiles == 1) {
-    QueryKeyMmaSync<T, kHeadDim, kQueryRows, kRows>(row_block, q_base, k_base[0], s);
-  }
-
-  // Logits in log2 units, then the mask (only on tiles that need one). Each
-  // choice is the same for the whole warp (a parameter, or a property of the
-  // tile), so each is one branch around a loop over the tile: written as one
-  // loop with the choices inside, ptxas branched per element (ncu at
-  // 929cbfd: 132 instructions per tile and 40% of the consumer warps' stall
-  // samples on 64-row units, for 16 multiplies).
-  // kScaleInExp leaves the scale to the softmax: the max of the raw logits
-  // times a positive scale is the max of the scaled ones, bit for bit, and
-  // each exponent is then one FFMA instead of a multiply and a subtraction
-  // (ConsumeSegments pairs tiles only when logit_scale > 0), with 2^x
-  // flushing subnormals (one MUFU).
-  static_assert(!kScaleInExp || kTiles > 1, "the scale in the exponent: paired steps");
-  const bool softcap = p.softcap_log2 != 0.0f;
-  const float logit_scale = kScaleInExp && !softcap ? p.scale_log2 : 1.0f;
-  if (softcap) {
-#pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        s[n][e] = p.softcap_log2 * TanhApprox(s[n][e] * p.scale_over_softcap);
-    }
-  } else if constexpr (!kScaleInExp) {
-    const float scale_log2 = p.scale_log2;
-#pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] *= scale_log2;
-    }
-  }
-  const bool causal = p.causal != 0;
-  const int window = causal ? p.window_left : -1;
-  // Tree masks touch only the last kTreeMaskKeys keys; their words are read
-  // here, on the few tiles that need them, to keep them out of the registers
-  // of the main loop. (A separate instantiation: the runtime check alone cost
-  // chain verify 5-12% on the H200.)
-  const bool tree_tile = kTreeMasks && key0 + kKeys > unit.tree_base;
-  const bool needs_mask = key0 < unit.key_begin || key0 + kKeys > unit.key_end || tree_tile ||
-                          (causal && (key0 + kKeys - 1 > unit.min_diag ||
-                                      (window >= 0 && key0 < unit.max_diag - window)));
-  if (needs_mask) {
-    // A row's visible keys are one range (the segment, the causal diagonal,
-    // the window), cut by the row's mask word on tree tiles: a bit mask per
-    // row over the tile, then one select per element.
-#pragma unroll
-    for (int i = 0; i < kHalves; ++i) {
-      int first = unit.key_begin - key0;  // tile-relative, inclusive
-      int last = unit.key_end - 1 - key0;
-      if (causal) {
-        last = min(last, unit.row_diag[i] - key0);
-        if (window >= 0) first = max(first, unit.row_diag[i] - window - key0);
-      }
-      first = max(first, 0);
-      last = min(last, kKeys - 1);
-      uint64_t visible = last >= first ? (~0ull >> (63 - (last - first))) << first : 0ull;
-      if (tree_tile) {
-        // The word covers keys tree_base.. (bit j: key tree_base + j); keys
-        // before it are not in the tree. tree_base - key0 is in (-64, kKeys).
-        const uint64_t word = __ldg(p.tree_mask + unit.row_diag[i] + unit.diag_to_token);
-        const int shift = unit.tree_base - key0;
-        visible &= shift >= 0 ? (word << shift) | ((1ull << shift) - 1) : word >> -shift;
-      }
-      visible >>= (lane % 4) * 2;  // this thread's keys: n * 8 + (lane % 4) * 2 + {0, 1}
-#pragma unroll
-      for (int n = 0; n < kKeys / 8; ++n) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          if (((visible >> (n * 8 + e)) & 1) == 0) s[n][2 * i + e] = -INFINITY;
-        }
-      }
-    }
-  }
-
-  // Online softmax; a row that has seen no key yet keeps max -inf and uses 0
-  // as its reference so no -inf - -inf appears.
-  float rescale[2];
-#pragma unroll
-  for (int i = 0; i < kHalves; ++i) {
-    float tile_max;
-    if constexpr (kScaleInExp) {
-      float raw_max = -INFINITY;
-#pragma unroll
-      for (int n = 0; n < kKeys / 8; ++n) {
-        raw_max = fmaxf(raw_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-      }
-      raw_max = fmaxf(raw_max, __shfl_xor_sync(kFullMask, raw_max, 1));
-      raw_max = fmaxf(raw_max, __shfl_xor_sync(kFullMask, raw_max, 2));
-      tile_max = fmaxf(state.max[i], raw_max * logit_scale);
-    } else {
-      tile_max = state.max[i];
-#pragma unroll
-      for (int n = 0; n < kKeys / 8; ++n) {
-        tile_max = fmaxf(tile_max, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-      }
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(kFullMask, tile_max, 2));
-    }
-    const float reference = tile_max == -INFINITY ? 0.0f : tile_max;
-    const float row_rescale = kScaleInExp ? Exp2FlushSubnormal(state.max[i] - reference)
-                                          : exp2f(state.max[i] - reference);
-    rescale[i] = row_rescale;
-    state.max[i] = tile_max;
-    float sum = 0.0f;
-#pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float& x = s[n][2 * i + e];
-        x = kScaleInExp ? Exp2FlushSubnormal(fmaf(x, logit_scale, -reference))
-                        : exp2f(x - reference);
-      }
-      sum += s[n][2 * i] + s[n][2 * i + 1];
-    }
-    state.sum[i] = state.sum[i] * row_rescale + sum;
-    if constexpr (kHeadDim > 128) RescaleRow(state, i, row_rescale);
-  }
-  // O's rescale (kHeadDim / 2 multiplies per thread) only when a row of the
-  // warp raised its max: once the running maxima settle most tiles leave them,
-  // and a multiply by exactly 1 changes no bit. It shortens the path into
-  // O += P V (64-row units 1-2% faster beside wgmma P V, NOTES.md). Head_dim
-  // 256 rescales every tile, above: the branch made its spills 2% slower.
-  if constexpr (kHeadDim <= 128) {
-    if (__any_sync(kFullMask, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
-      RescaleRow(state, 0, rescale[0]);
-      RescaleRow(state, 1, rescale[1]);
-    }
-  }
-
-  // O += P V, P as A fragments (PackProbabilities).
-#if PA_HAS_WGMMA
-  // (head_dim 256 keeps mma.sync: two 128-column wgmma per k-step spilled
-  // more and ran its verify 9% slower, NOTES.md.)
-  if constexpr (kHeadDim <= 128) {
-    if (use_wgmma) {
-      // The warpgroup's 64 rows at once, P from registers (wgmma's A fragment
-      // layout is mma.sync's) and V from shared memory.
-      uint32_t a[kKeys / 16][4];
-#pragma unroll
-      for (int kb = 0; kb < kKeys / 16; ++kb) PackProbabilities<T, kKeys>(s, kb, a[kb]);
-      WgmmaFence();  // o and a were written by this thread
-#pragma unroll
-      for (int kb = 0; kb < kKeys / 16; ++kb) {
-        // Keys kb * 16 .. + 15: 16 rows of 128 bytes into each column block
-        // of their tile.
-        constexpr int kStepsPerTile = kTileKeys / 16;
-        WgmmaRegisterA<T, kHeadDim>::Run(
-            state.o, a[kb],
-            WgmmaDescriptorNMajor(v_base[kb / kStepsPerTile] + (kb % kStepsPerTile) * 16 * 128,
-                                  kTileKeys * 128),
-            1);
-      }
-      WgmmaCommit();
-      WgmmaWaitAll();
-#pragma unroll
-      for (int d = 0; d < kHeadDim / 8; ++d) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) PinRegister(state.o[d][e]);
-      }
-      return;
-    }
-  }
-#endif
-  if constexpr (kTiles == 1) {
-#pragma unroll
-    for (int kb = 0; kb < kKeys / 16; ++kb) {
-      uint32_t a[4];
-      PackProbabilities<T, kKeys, kRows>(s, kb, a);
-      const int row = kb * 16 + ldm_row + ldm_hi8 * 8;
-#pragma unroll
-      for (int db = 0; db < kHeadDim / 16; ++db) {
-        uint32_t b[4];
-        LdMatrixX4Trans(b, v_base[0] + 2 * TileOffset<kHeadDim, kKeys>(row, db * 2 + ldm_hi16));
-        if constexpr (kRows == 16) {
-          Mma16816<T>(state.o[2 * db], a, b[0], b[1]);
-          Mma16816<T>(state.o[2 * db + 1], a, b[2], b[3]);
-        } else {  // rows 8-15 are padding: only rows 0-7 accumulate
-          Mma16816TopRows<T>(state.o[2 * db], a, b[0], b[1]);
-          Mma16816TopRows<T>(state.o[2 * db + 1], a, b[2], b[3]);
-        }
-      }
-    }
-  }
-}
-
-// The two halves of a paired step of AttendTile (its code, which stays in
-// AttendTile: moving it out changed every kernel's PTX), for the member
-// pairs' overlapped steps (AttendPairsOverlapped), where a step's softmax runs
-// while the step before it's P V is in flight.
-//
-// SoftmaxStep: the thread's kKeys raw logits per row (S = Q K^T) become
-// probabilities in place (scaled, capped, masked), each row's running max and
-// sum move on, and `rescale` gets the factor O takes before this step's P V.
+// The softmax half of a step (AttendTile's, and the member pairs' overlapped
+// steps', AttendPairsOverlapped, where a step's softmax runs while the step
+// before it's P V is in flight): the thread's kKeys raw logits per row
+// (S = Q K^T) become probabilities in place (scaled, capped, masked), each
+// row's running max and sum move on, and `rescale` gets the factor O takes
+// before this step's P V (RescaleO; head_dim 256 rescales here, every step).
 template <int kHeadDim, bool kTreeMasks, int kKeys, bool kScaleInExp, int kRows = 16>
 __device__ __forceinline__ void SoftmaxStep(const PagedAttentionParams& p, const UnitView& unit,
                                             int key0, float (&s)[kKeys / 8][4],
                                             RowState<kHeadDim, kRows>& state, float (&rescale)[2]) {
-  static_assert(kHeadDim <= 128 && kRows == 16, "O's rescale is RescaleO's");
   constexpr int kHalves = kRows / 8;  // this thread's rows (RowState)
   const int lane = threadIdx.x % 32;
   // Logits in log2 units, then the mask (only on tiles that need one). Each
@@ -596,6 +374,119 @@ __device__ __forceinline__ void SoftmaxStep(const PagedAttentionParams& p, const
   }
 }
 
+// O's rescale by SoftmaxStep's factors, once O is not in flight.
+template <int kHeadDim, int kRows>
+__device__ __forceinline__ void RescaleO(RowState<kHeadDim, kRows>& state,
+                                         const float (&rescale)[2]) {
+  // O's rescale (kHeadDim / 2 multiplies per thread) only when a row of the
+  // warp raised its max: once the running maxima settle most tiles leave them,
+  // and a multiply by exactly 1 changes no bit. It shortens the path into
+  // O += P V (64-row units 1-2% faster beside wgmma P V, NOTES.md). Head_dim
+  // 256 rescales every tile, above: the branch made its spills 2% slower.
+  if constexpr (kHeadDim <= 128) {
+    if (__any_sync(kFullMask, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
+      RescaleRow(state, 0, rescale[0]);
+      RescaleRow(state, 1, rescale[1]);
+    }
+  }
+}
+
+// S = Q K^T, mask, online softmax and O += P V for one warp's 16 rows
+// (row block `row_block` of the unit) and kTiles consecutive key tiles from
+// key0 (ring stages at k_base / v_base). Two tiles at once (64-row units on
+// wgmma) run the softmax's reductions, the rescale test and both wgmma waits
+// once per 64 keys instead of once per 32. kScaleInExp (paired steps only):
+// the logit scale applied in the exponent (see below).
+template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kTiles = 1,
+          bool kScaleInExp = false, int kRows = 16>
+__device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
+                                           int row_block, int key0, bool use_wgmma, uint32_t q_base,
+                                           const uint32_t (&k_base)[kTiles],
+                                           const uint32_t (&v_base)[kTiles],
+                                           RowState<kHeadDim, kRows>& state) {
+  constexpr int kTileKeys = KeysPerTile(kHeadDim);
+  constexpr int kKeys = kTiles * kTileKeys;
+  static_assert(kKeys <= 64, "a row's visible keys are one 64-bit mask");
+  static_assert(kRows == 16 || (kHeadDim == 256 && kTiles == 1),
+                "8-row states: head_dim 256 decode");
+  const int lane = threadIdx.x % 32;
+  const int ldm_row = lane % 8;
+  const int ldm_hi8 = (lane / 8) % 2;
+  const int ldm_hi16 = lane / 16;
+
+  float s[kKeys / 8][4];
+#pragma unroll
+  for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[n][e] = 0.0f;
+  }
+  if (PA_HAS_WGMMA && use_wgmma) {
+    QueryKeyWgmma<T, kHeadDim, kTiles>(q_base, k_base, s);
+  } else if constexpr (kTiles == 1) {
+    QueryKeyMmaSync<T, kHeadDim, kQueryRows, kRows>(row_block, q_base, k_base[0], s);
+  }
+
+  // Scale, cap, mask and the online softmax, then O's rescale before O += P V.
+  float rescale[2];
+  SoftmaxStep<kHeadDim, kTreeMasks, kKeys, kScaleInExp, kRows>(p, unit, key0, s, state, rescale);
+  RescaleO(state, rescale);
+
+  // O += P V, P as A fragments (PackProbabilities).
+#if PA_HAS_WGMMA
+  // (head_dim 256 keeps mma.sync: two 128-column wgmma per k-step spilled
+  // more and ran its verify 9% slower, NOTES.md.)
+  if constexpr (kHeadDim <= 128) {
+    if (use_wgmma) {
+      // The warpgroup's 64 rows at once, P from registers (wgmma's A fragment
+      // layout is mma.sync's) and V from shared memory.
+      uint32_t a[kKeys / 16][4];
+#pragma unroll
+      for (int kb = 0; kb < kKeys / 16; ++kb) PackProbabilities<T, kKeys>(s, kb, a[kb]);
+      WgmmaFence();  // o and a were written by this thread
+#pragma unroll
+      for (int kb = 0; kb < kKeys / 16; ++kb) {
+        // Keys kb * 16 .. + 15: 16 rows of 128 bytes into each column block
+        // of their tile.
+        constexpr int kStepsPerTile = kTileKeys / 16;
+        WgmmaRegisterA<T, kHeadDim>::Run(
+            state.o, a[kb],
+            WgmmaDescriptorNMajor(v_base[kb / kStepsPerTile] + (kb % kStepsPerTile) * 16 * 128,
+                                  kTileKeys * 128),
+            1);
+      }
+      WgmmaCommit();
+      WgmmaWaitAll();
+#pragma unroll
+      for (int d = 0; d < kHeadDim / 8; ++d) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) PinRegister(state.o[d][e]);
+      }
+      return;
+    }
+  }
+#endif
+  if constexpr (kTiles == 1) {
+#pragma unroll
+    for (int kb = 0; kb < kKeys / 16; ++kb) {
+      uint32_t a[4];
+      PackProbabilities<T, kKeys, kRows>(s, kb, a);
+      const int row = kb * 16 + ldm_row + ldm_hi8 * 8;
+#pragma unroll
+      for (int db = 0; db < kHeadDim / 16; ++db) {
+        uint32_t b[4];
+        LdMatrixX4Trans(b, v_base[0] + 2 * TileOffset<kHeadDim, kKeys>(row, db * 2 + ldm_hi16));
+        if constexpr (kRows == 16) {
+          Mma16816<T>(state.o[2 * db], a, b[0], b[1]);
+          Mma16816<T>(state.o[2 * db + 1], a, b[2], b[3]);
+        } else {  // rows 8-15 are padding: only rows 0-7 accumulate
+          Mma16816TopRows<T>(state.o[2 * db], a, b[0], b[1]);
+          Mma16816TopRows<T>(state.o[2 * db + 1], a, b[2], b[3]);
+        }
+      }
+    }
+  }
+}
+
 #if PA_HAS_WGMMA
 // O += P V for a paired step's 64 keys (AttendTile's wgmma P V), issued and
 // committed as one wgmma group: the caller waits (WgmmaWait) before O or `a`
@@ -617,23 +508,6 @@ __device__ __forceinline__ void IssueValuesWgmma(
   WgmmaCommit();
 }
 #endif
-
-// O's rescale by SoftmaxStep's factors, once O is not in flight.
-template <int kHeadDim, int kRows>
-__device__ __forceinline__ void RescaleO(RowState<kHeadDim, kRows>& state,
-                                         const float (&rescale)[2]) {
-  // O's rescale (kHeadDim / 2 multiplies per thread) only when a row of the
-  // warp raised its max: once the running maxima settle most tiles leave them,
-  // and a multiply by exactly 1 changes no bit. It shortens the path into
-  // O += P V (64-row units 1-2% faster beside wgmma P V, NOTES.md). Head_dim
-  // 256 rescales every tile, above: the branch made its spills 2% slower.
-  if constexpr (kHeadDim <= 128) {
-    if (__any_sync(kFullMask, rescale[0] != 1.0f || rescale[1] != 1.0f)) {
-      RescaleRow(state, 0, rescale[0]);
-      RescaleRow(state, 1, rescale[1]);
-    }
-  }
-}
 
 }  // namespace attention_kernel
 }  // namespace paged_attention

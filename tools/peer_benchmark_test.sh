@@ -3,7 +3,8 @@
 # our benchmark's JSON from an H200 run (a6ed86f): it writes a peer row per
 # case and a best-peer ratio on ours, and it refuses a run whose byte counts
 # differ from its own (benchmark_shapes.h's KeysRead and this script's
-# keys_read count the keys a windowed call reads: the twins must agree).
+# keys_read count the keys a windowed call reads: the twins must agree), and
+# its table names the card, with a note when it is not an H200.
 set -euo pipefail
 tool=tools/peer_benchmark.py
 dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/peers.XXXXXX")
@@ -31,6 +32,15 @@ assert len(peers) == 4 * 3, [r["name"] for r in peers]  # SDPA flash, cuDNN, fle
 window = [r for r in peers if "/window:4095" in r["name"]]
 assert window and all(r["kv_bytes"] == 536870912.0 for r in window), window  # 4096 keys each
 PY
+# The table names the card; off an H200 it says the issue's bars are the H200's.
+grep -q "GPU: unknown" "$dir/table.txt" && grep -q "^note: issue 10's bars are set on an H200" \
+  "$dir/table.txt" || { echo "FAIL: no card note"; head -3 "$dir/table.txt"; exit 1; }
+sed 's/"copy_tbps": "4.21247"/"copy_tbps": "4.21247", "gpu": "NVIDIA H200"/' "$dir/ours.json" \
+  > "$dir/h200.json"
+python3 "$tool" --ours "$dir/h200.json" --dry-run --out "$dir/h200_peers.json" \
+  > "$dir/h200_table.txt" 2> /dev/null
+grep -q "GPU: NVIDIA H200;" "$dir/h200_table.txt" && ! grep -q "^note:" "$dir/h200_table.txt" ||
+  { echo "FAIL: H200 table"; head -3 "$dir/h200_table.txt"; exit 1; }
 # A run whose window case counted every key (as if KeysRead had dropped the
 # window): the script must stop and name the case and both counts.
 sed 's/"bytes": 537399296.0/"bytes": 4295495680.0/' "$dir/ours.json" > "$dir/diverged.json"

@@ -31,7 +31,8 @@
 #                              plan_batch dumps through check_dump.py:
 #                              OUT/gpu_checks.txt, OUT/racecheck_all.log
 #   racecheck                  only the racecheck parts of `checks`: OUT/racecheck.txt,
-#                              OUT/racecheck_all.log
+#                              OUT/racecheck_all.log; RACECHECK_PARTS="1 2 5" runs only
+#                              those parts (1-based, run_racecheck's order)
 #   ncu NAME FILTER...         Nsight Compute of the attention and merge kernels of each
 #                              case FILTER matches, run by ab/bench_NAME (NAME bundle:
 #                              the bundle's benchmark): one pass of duration, DRAM bytes
@@ -177,7 +178,7 @@ run_racecheck() {
   # racecheck on the H200: a part of 240 s, the third word) and the member
   # pairs' test (two consumer warpgroups, their turns). A part cut at
   # its limit says so, and names the last case it reached.
-  local part binary filter part_limit_s limit_s racecheck_rc hazards=0 cut=0 parts=0 found
+  local part binary filter part_limit_s limit_s racecheck_rc hazards=0 cut=0 parts=0 index=0 found
   for part in \
     "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys:*UnevenGqa*:*MemberPairs*" \
     "paged_attention_test *Sweep*/float16_*_page1:*Sweep*/float16_*_page16:*Sweep*/float16_*_page256" \
@@ -188,6 +189,10 @@ run_racecheck() {
     "paged_attention_test PagedAttentionGpuTest.MemberPairs* 240"; do
     read -r binary filter part_limit_s <<< "$part"
     limit_s=${part_limit_s:-120}
+    index=$((index + 1))
+    # RACECHECK_PARTS="1 4 5" runs only those parts (1-based, in the order
+    # above), so a call short of device time can split them over two calls.
+    if [[ -n ${RACECHECK_PARTS:-} && " $RACECHECK_PARTS " != *" $index "* ]]; then continue; fi
     parts=$((parts + 1))
     echo "== racecheck $binary $filter"
     timeout $limit_s compute-sanitizer --tool racecheck --print-limit 100000 \

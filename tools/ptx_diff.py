@@ -21,18 +21,23 @@ them in the file) and the per-compile hash of anonymous namespaces are
 ignored.
 
 Compiles with the flags of tools/cuda.bzl (less -lineinfo, whose line numbers
-move with any edit) for sm_90a, in a temporary git worktree for REV.
+move with any edit) for sm_90a, in a temporary git worktree for REV. A PTX
+difference need not reach the machine code (ptxas may schedule reordered PTX
+the same): each DIFFERS line also says whether the entry's SASS (its cubin
+.text section, from ptxas) is identical.
 """
 import argparse
 import difflib
 import glob
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
 
 NVCC = os.path.join(os.environ.get("CUDA_PATH", "/usr/local/cuda"), "bin", "nvcc")
+PTXAS = os.path.join(os.environ.get("CUDA_PATH", "/usr/local/cuda"), "bin", "ptxas")
 FLAGS = ["-ptx", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", "-O3",
          "--expt-relaxed-constexpr", "-I.", "-I/usr/include"]
 DEFAULT_FILES = "attention/kernel/paged_attention_bf16_hd*.cu"
@@ -42,6 +47,28 @@ def compile_ptx(root, source, out):
     subprocess.run([NVCC, *FLAGS, source, "-o", out], cwd=root, check=True)
     with open(out) as f:
         return f.read()
+
+
+def sass_sections(ptx_path):
+    """Mangled entry name -> its machine code (the cubin's .text.NAME bytes)."""
+    cubin = ptx_path + ".cubin"
+    subprocess.run([PTXAS, "-arch=sm_90a", "-O3", ptx_path, "-o", cubin], check=True,
+                   capture_output=True)
+    with open(cubin, "rb") as f:
+        elf = f.read()
+    # ELF64 little-endian: section headers at e_shoff, names in e_shstrndx's.
+    (shoff,) = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize)
+               for i in range(shnum)]
+    names_at = headers[shstrndx][4]
+    sections = {}
+    for name_offset, _, _, _, offset, size, *_ in headers:
+        start = names_at + name_offset
+        name = elf[start:elf.index(b"\0", start)].decode()
+        if name.startswith(".text."):
+            sections[name[len(".text."):]] = elf[offset:offset + size]
+    return sections
 
 
 def entries(ptx):
@@ -87,13 +114,16 @@ def main():
             for source in files:
                 print(f"== {source}")
                 stem = os.path.basename(source)
-                old_ptx = compile_ptx(worktree, source, os.path.join(tmp, "old_" + stem))
-                new = entries(compile_ptx(root, source, os.path.join(tmp, "new_" + stem)))
+                old_path = os.path.join(tmp, "old_" + stem)
+                new_path = os.path.join(tmp, "new_" + stem)
+                old_ptx = compile_ptx(worktree, source, old_path)
+                new = entries(compile_ptx(root, source, new_path))
                 # Renamed everywhere in REV's PTX: a kernel's shared arrays
                 # carry its mangled name too.
                 for pattern, replacement in renames:
                     old_ptx = pattern.sub(replacement, old_ptx)
                 renamed = entries(old_ptx)
+                old_sass = new_sass = None  # compiled once an entry differs
                 for name, body in new.items():
                     if name not in renamed:
                         print("NEW      ", name)
@@ -103,7 +133,17 @@ def main():
                         changed = sum(1 for line in difflib.unified_diff(
                             renamed[name].splitlines(), body.splitlines(), lineterm="", n=0)
                             if line[:1] in "+-" and line[:3] not in ("+++", "---"))
-                        print(f"DIFFERS   {name} ({changed} lines)")
+                        if new_sass is None:
+                            new_sass = sass_sections(new_path)
+                            old_sass = {}
+                            for old_name, code in sass_sections(old_path).items():
+                                for pattern, replacement in renames:
+                                    old_name = pattern.sub(replacement, old_name)
+                                old_sass[old_name] = code
+                        old_code, new_code = old_sass.get(name), new_sass.get(name)
+                        sass = ("SASS identical" if old_code == new_code else
+                                f"SASS differs, {len(old_code or b'')} -> {len(new_code or b'')} bytes")
+                        print(f"DIFFERS   {name} ({changed} lines; {sass})")
                 for name in renamed:
                     if name not in new:
                         print("GONE     ", name)

@@ -246,7 +246,7 @@ __device__ __forceinline__ void PackProbabilities(const float (&s)[kKeys / 8][4]
 }
 
 // The softmax half of a step (AttendTile's, and the member pairs' overlapped
-// steps', AttendPairsOverlapped, where a step's softmax runs while the step
+// steps' in ConsumeSegments, where a step's softmax runs while the step
 // before it's P V is in flight): the thread's kKeys raw logits per row
 // (S = Q K^T) become probabilities in place (scaled, capped, masked), each
 // row's running max and sum move on, and `rescale` gets the factor O takes
@@ -391,6 +391,42 @@ __device__ __forceinline__ void RescaleO(RowState<kHeadDim, kRows>& state,
   }
 }
 
+#if PA_HAS_WGMMA
+// O += P V for kTiles key tiles (AttendTile's wgmma P V, and the member
+// pairs' overlapped steps'), issued and committed as one wgmma group: the
+// caller waits (WgmmaWait) before O or `a` is touched again, then pins O
+// (OLanded).
+template <typename T, int kHeadDim, int kTiles = 2>
+__device__ __forceinline__ void IssueValuesWgmma(
+    RowState<kHeadDim>& state, const uint32_t (&a)[kTiles * KeysPerTile(kHeadDim) / 16][4],
+    const uint32_t (&v_base)[kTiles]) {
+  constexpr int kTileKeys = KeysPerTile(kHeadDim);
+  constexpr int kStepsPerTile = kTileKeys / 16;
+#pragma unroll
+  for (int kb = 0; kb < kTiles * kStepsPerTile; ++kb) {
+    // Keys kb * 16 .. + 15: 16 rows of 128 bytes into each column block of
+    // their tile.
+    WgmmaRegisterA<T, kHeadDim>::Run(
+        state.o, a[kb],
+        WgmmaDescriptorNMajor(v_base[kb / kStepsPerTile] + (kb % kStepsPerTile) * 16 * 128,
+                              kTileKeys * 128),
+        1);
+  }
+  WgmmaCommit();
+}
+
+// After the wait for a P V wgmma: O's registers hold its result, and no
+// later read of them may be moved above the wait.
+template <int kHeadDim>
+__device__ __forceinline__ void OLanded(RowState<kHeadDim>& state) {
+#pragma unroll
+  for (int d = 0; d < kHeadDim / 8; ++d) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) PinRegister(state.o[d][e]);
+  }
+}
+#endif
+
 // S = Q K^T, mask, online softmax and O += P V for one warp's 16 rows
 // (row block `row_block` of the unit) and kTiles consecutive key tiles from
 // key0 (ring stages at k_base / v_base). Two tiles at once (64-row units on
@@ -443,24 +479,9 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
 #pragma unroll
       for (int kb = 0; kb < kKeys / 16; ++kb) PackProbabilities<T, kKeys>(s, kb, a[kb]);
       WgmmaFence();  // o and a were written by this thread
-#pragma unroll
-      for (int kb = 0; kb < kKeys / 16; ++kb) {
-        // Keys kb * 16 .. + 15: 16 rows of 128 bytes into each column block
-        // of their tile.
-        constexpr int kStepsPerTile = kTileKeys / 16;
-        WgmmaRegisterA<T, kHeadDim>::Run(
-            state.o, a[kb],
-            WgmmaDescriptorNMajor(v_base[kb / kStepsPerTile] + (kb % kStepsPerTile) * 16 * 128,
-                                  kTileKeys * 128),
-            1);
-      }
-      WgmmaCommit();
+      IssueValuesWgmma<T, kHeadDim, kTiles>(state, a, v_base);
       WgmmaWaitAll();
-#pragma unroll
-      for (int d = 0; d < kHeadDim / 8; ++d) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) PinRegister(state.o[d][e]);
-      }
+      OLanded(state);
       return;
     }
   }
@@ -486,28 +507,6 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
     }
   }
 }
-
-#if PA_HAS_WGMMA
-// O += P V for a paired step's 64 keys (AttendTile's wgmma P V), issued and
-// committed as one wgmma group: the caller waits (WgmmaWait) before O or `a`
-// is touched again.
-template <typename T, int kHeadDim>
-__device__ __forceinline__ void IssueValuesWgmma(
-    RowState<kHeadDim>& state, const uint32_t (&a)[2 * KeysPerTile(kHeadDim) / 16][4],
-    const uint32_t (&v_base)[2]) {
-  constexpr int kTileKeys = KeysPerTile(kHeadDim);
-  constexpr int kStepsPerTile = kTileKeys / 16;
-#pragma unroll
-  for (int kb = 0; kb < 2 * kStepsPerTile; ++kb) {
-    WgmmaRegisterA<T, kHeadDim>::Run(
-        state.o, a[kb],
-        WgmmaDescriptorNMajor(v_base[kb / kStepsPerTile] + (kb % kStepsPerTile) * 16 * 128,
-                              kTileKeys * 128),
-        1);
-  }
-  WgmmaCommit();
-}
-#endif
 
 }  // namespace attention_kernel
 }  // namespace paged_attention

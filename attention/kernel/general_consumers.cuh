@@ -217,13 +217,6 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
                                           SmemAddress(v_ring + stages[1] * Traits::kTileElems)};
               IssueValuesWgmma<T, kHeadDim>(state, a, v_base);
             };
-            auto o_landed = [&] {
-#pragma unroll
-              for (int d = 0; d < kHeadDim / 8; ++d) {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) PinRegister(state.o[d][e]);
-              }
-            };
             if (t + 1 < tiles.num_tiles) {
               // The first step: nothing pending (peeled, so that no wgmma
               // sits behind a branch: ptxas serialises those, C7520).
@@ -243,7 +236,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
                 SoftmaxStep<kHeadDim, false, kKeys, true>(
                     p, unit, (tiles.first_tile + t) * kKeysPerTile, s, state, rescale);
                 WgmmaWaitAll();
-                o_landed();
+                OLanded(state);
                 WarpArrive(&empty[pending_stages[0]], key_ways);
                 WarpArrive(&empty[pending_stages[1]], key_ways);
                 RescaleO(state, rescale);
@@ -255,7 +248,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
               WgmmaFence();  // O's rescale and P were written by this thread
               values_of(pending_stages);
               WgmmaWaitAll();
-              o_landed();
+              OLanded(state);
               WarpArrive(&empty[pending_stages[0]], key_ways);
               WarpArrive(&empty[pending_stages[1]], key_ways);
             }

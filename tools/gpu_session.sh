@@ -21,12 +21,12 @@
 #   peers_autotuned FILTER     the same with flex compiled by max-autotune, on our cases that
 #                              FILTER matches (~40-50 fit one call): OUT/peers_autotuned.json,
 #                              OUT/peers_autotuned_table.txt, OUT/peers_autotuned_log.txt
-#   checks                     memcheck of the kernel test, racecheck in seven parts of
-#                              120 s each (the kernel test's targeted cases, the fp16
+#   checks                     memcheck of the kernel test, racecheck in eight parts of
+#                              120-240 s (the kernel test's first targeted cases, the fp16
 #                              sweep at pages 1/16/256, the bf16 sweep at page 16, the
-#                              modes test's tree cases, the KV head pairs test; the
-#                              GQA ratios and member pairs tests, 240 s each); a part
-#                              cut at its limit says so
+#                              modes test's tree cases, the KV head pairs test, the GQA
+#                              ratios test, the member pairs test, the kernel test's
+#                              later targeted cases; a part cut at its limit says so
 #                              and at which case), graph-replay memcheck and the
 #                              plan_batch dumps through check_dump.py:
 #                              OUT/gpu_checks.txt, OUT/racecheck_all.log
@@ -170,23 +170,27 @@ run_racecheck() {
   # racecheck runs ~50x slower than the tests, so it takes its cases in
   # parts of their own, each under its own limit (one filter over the
   # whole sweep ended inside its bfloat16 half and never reached a float16
-  # case): the kernel test's targeted cases (few workers with many
-  # segments, merges, the decode and paired kernels against the general
-  # one), the float16 sweep at three page sizes, the bfloat16 sweep at page
-  # 16, the modes test's tree cases, the KV head pairs kernel's test (the
-  # first part's limit ends before it), the GQA ratios test (177 s under
-  # racecheck on the H200: a part of 240 s, the third word) and the member
-  # pairs' test (two consumer warpgroups, their turns). A part cut at
-  # its limit says so, and names the last case it reached.
+  # case), in this order: the kernel test's first targeted cases (skewed
+  # batch, few workers with many segments, the decode and paired kernels
+  # against the general one: 117 s on an H100, a part of 180 s), the
+  # float16 sweep at three page sizes, the bfloat16 sweep at page 16, the
+  # modes test's tree cases, the KV head pairs kernel's test, the GQA ratios
+  # test (177 s on the H200: a part of 240 s, the third word), the member
+  # pairs' test (two consumer warpgroups, their turns) and the kernel test's
+  # later targeted cases (merges, empty rows and batches, repeated runs,
+  # graph replay), which the first part's old 120 s limit never reached. A
+  # part cut at its limit says so, and names the last case it reached.
+  local late_cases="*FusedMerge*:*MergeKernel*:*RowsWithoutVisibleKeys*:*EmptyBatch*:*RepeatedRuns*:*GraphReplay*"
   local part binary filter part_limit_s limit_s racecheck_rc hazards=0 cut=0 parts=0 index=0 found
   for part in \
-    "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys:*UnevenGqa*:*MemberPairs*" \
+    "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys:*UnevenGqa*:*MemberPairs*:*KvHeadPairs*:$late_cases 180" \
     "paged_attention_test *Sweep*/float16_*_page1:*Sweep*/float16_*_page16:*Sweep*/float16_*_page256" \
     "paged_attention_test *Sweep*/bfloat16_*_page16" \
     "paged_attention_modes_test *TreeGpuTest.*:*TreeVerifyGpuTest.*" \
     "paged_attention_test PagedAttentionGpuTest.KvHeadPairs*" \
     "paged_attention_test PagedAttentionGpuTest.UnevenGqa* 240" \
-    "paged_attention_test PagedAttentionGpuTest.MemberPairs* 240"; do
+    "paged_attention_test PagedAttentionGpuTest.MemberPairs* 240" \
+    "paged_attention_test $late_cases 240"; do
     read -r binary filter part_limit_s <<< "$part"
     limit_s=${part_limit_s:-120}
     index=$((index + 1))

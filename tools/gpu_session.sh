@@ -30,6 +30,8 @@
 #                              and at which case), graph-replay memcheck and the
 #                              plan_batch dumps through check_dump.py:
 #                              OUT/gpu_checks.txt, OUT/racecheck_all.log
+#   dumps                      only the graph-replay memcheck and the dumps of `checks`
+#                              (~2 minutes): OUT/gpu_dumps.txt
 #   racecheck                  only the racecheck parts of `checks`: OUT/racecheck.txt,
 #                              OUT/racecheck_all.log; RACECHECK_PARTS="1 2 5" runs only
 #                              those parts (1-based, run_racecheck's order)
@@ -65,7 +67,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 is_step() {
   [[ $1 == tests || $1 == ab || $1 == peers || $1 == peers_autotuned || $1 == checks ||
-     $1 == racecheck || $1 == ncu || $1 == sass ]]
+     $1 == dumps || $1 == racecheck || $1 == ncu || $1 == sass ]]
 }
 
 run_tests() {
@@ -222,24 +224,31 @@ run_racecheck() {
   echo "racecheck total: $hazards hazards, $cut of $parts parts cut at the limit"
 }
 
+# memcheck of the graph-replay stress test and the plan_batch dumps (eager
+# and graph-replayed batches) through check_dump.py: the part of `checks`
+# that takes ~2 minutes, for a call without room for racecheck.
+run_replay_and_dumps() {
+  echo "== memcheck graph_replay_stress_test"
+  STRESS_ITERATIONS=200 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 1 \
+    $bin/attention_kernel_graph_replay_stress_test --gtest_brief=1 2>&1 | tail -4
+  echo "== check_dump"
+  local dumps
+  dumps=$(mktemp -d)
+  $bin/tools_plan_batch --batch=tools/testdata/skewed_draft_extend_v2.json --run \
+    --dump_dir="$dumps/eager" > /dev/null 2>&1 &&
+    $bin/tools_plan_batch --batch=tools/testdata/graph_sequence.json --graph_max_batch=4 --run \
+      --dump_dir="$dumps/graph" > /dev/null 2>&1 &&
+    python3 tools/check_dump.py "$dumps/eager" &&
+    for d in "$dumps"/graph/batch_*; do python3 tools/check_dump.py "$d"; done
+}
+
 run_checks() {
   {
     echo "== memcheck paged_attention_test"
     timeout 120 compute-sanitizer --tool memcheck --error-exitcode 1 \
       $bin/attention_kernel_paged_attention_test --gtest_brief=1 2>&1 | tail -3
     run_racecheck
-    echo "== memcheck graph_replay_stress_test"
-    STRESS_ITERATIONS=200 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 1 \
-      $bin/attention_kernel_graph_replay_stress_test --gtest_brief=1 2>&1 | tail -4
-    echo "== check_dump"
-    local dumps
-    dumps=$(mktemp -d)
-    $bin/tools_plan_batch --batch=tools/testdata/skewed_draft_extend_v2.json --run \
-      --dump_dir="$dumps/eager" > /dev/null 2>&1 &&
-      $bin/tools_plan_batch --batch=tools/testdata/graph_sequence.json --graph_max_batch=4 --run \
-        --dump_dir="$dumps/graph" > /dev/null 2>&1 &&
-      python3 tools/check_dump.py "$dumps/eager" &&
-      for d in "$dumps"/graph/batch_*; do python3 tools/check_dump.py "$d"; done
+    run_replay_and_dumps
   } > "$out/gpu_checks.txt" 2>&1
   cat "$out/gpu_checks.txt"
 }
@@ -256,6 +265,10 @@ while (($#)); do
       run_peers_autotuned "$1"; shift
       ;;
     checks) run_checks ;;
+    dumps)
+      run_replay_and_dumps > "$out/gpu_dumps.txt" 2>&1
+      cat "$out/gpu_dumps.txt"
+      ;;
     racecheck)
       run_racecheck > "$out/racecheck.txt" 2>&1
       cat "$out/racecheck.txt"
@@ -278,7 +291,7 @@ while (($#)); do
       if ((${#args[@]} < 1 || ${#args[@]} > 2)); then echo "sass needs NAME [REGEX]" >&2; exit 2; fi
       run_sass "${args[@]}"
       ;;
-    *) echo "unknown step: $step (tests, ab, peers, peers_autotuned, checks, racecheck, ncu, sass)" >&2
+    *) echo "unknown step: $step (tests, ab, peers, peers_autotuned, checks, dumps, racecheck, ncu, sass)" >&2
        exit 2 ;;
   esac
   echo "=== $step: $((SECONDS - start)) s"

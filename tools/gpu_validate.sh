@@ -50,7 +50,7 @@ done
 # Racecheck over a representative subset, counted like the others: since
 # every consumer lane releases its own reads (WarpArrive), the kernels report
 # no hazard, so any is a finding (attention/kernel/NOTES.md, "Racecheck";
-# tools/gpu_session.sh's racecheck step runs the wider four-part set).
+# tools/gpu_session.sh's racecheck step runs the wider eight-part set).
 step racecheck_kernel sanitize racecheck attention_kernel_paged_attention_test \
   '*Skewed*:*Graph*:*Empty*:*Visible*:*bfloat16_hd128_page16*:*float16_hd64_page1*'
 echo "    $(grep -E 'RACECHECK SUMMARY' "$out/racecheck_kernel.log" || echo 'no summary')"

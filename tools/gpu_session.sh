@@ -232,14 +232,17 @@ run_replay_and_dumps() {
   STRESS_ITERATIONS=200 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 1 \
     $bin/attention_kernel_graph_replay_stress_test --gtest_brief=1 2>&1 | tail -4
   echo "== check_dump"
-  local dumps
+  local dumps d failed=0
   dumps=$(mktemp -d)
+  # A plan_batch run that fails prints its log here: it would otherwise leave
+  # no dump, and check_dump.py nothing to report.
   $bin/tools_plan_batch --batch=tools/testdata/skewed_draft_extend_v2.json --run \
-    --dump_dir="$dumps/eager" > /dev/null 2>&1 &&
-    $bin/tools_plan_batch --batch=tools/testdata/graph_sequence.json --graph_max_batch=4 --run \
-      --dump_dir="$dumps/graph" > /dev/null 2>&1 &&
-    python3 tools/check_dump.py "$dumps/eager" &&
-    for d in "$dumps"/graph/batch_*; do python3 tools/check_dump.py "$d"; done
+    --dump_dir="$dumps/eager" > "$dumps/eager.log" 2>&1 || { cat "$dumps/eager.log"; failed=1; }
+  $bin/tools_plan_batch --batch=tools/testdata/graph_sequence.json --graph_max_batch=4 --run \
+    --dump_dir="$dumps/graph" > "$dumps/graph.log" 2>&1 || { cat "$dumps/graph.log"; failed=1; }
+  python3 tools/check_dump.py "$dumps/eager" || failed=1
+  for d in "$dumps"/graph/batch_*; do python3 tools/check_dump.py "$d" || failed=1; done
+  ((failed == 0)) && echo "dumps: every one OK" || echo "dumps: FAILED"
 }
 
 run_checks() {

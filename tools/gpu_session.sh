@@ -224,25 +224,16 @@ run_racecheck() {
   echo "racecheck total: $hazards hazards, $cut of $parts parts cut at the limit"
 }
 
-# memcheck of the graph-replay stress test and the plan_batch dumps (eager
-# and graph-replayed batches) through check_dump.py: the part of `checks`
-# that takes ~2 minutes, for a call without room for racecheck.
+# memcheck of the graph-replay stress test and the plan_batch dumps (eager,
+# graph-replayed and tree batches) through check_dump.py
+# (tools/check_dumps.sh): the part of `checks` that takes ~2 minutes, for a
+# call without room for racecheck.
 run_replay_and_dumps() {
   echo "== memcheck graph_replay_stress_test"
   STRESS_ITERATIONS=200 timeout 90 compute-sanitizer --tool memcheck --error-exitcode 1 \
     $bin/attention_kernel_graph_replay_stress_test --gtest_brief=1 2>&1 | tail -4
-  echo "== check_dump"
-  local dumps d failed=0
-  dumps=$(mktemp -d)
-  # A plan_batch run that fails prints its log here: it would otherwise leave
-  # no dump, and check_dump.py nothing to report.
-  $bin/tools_plan_batch --batch=tools/testdata/skewed_draft_extend_v2.json --run \
-    --dump_dir="$dumps/eager" > "$dumps/eager.log" 2>&1 || { cat "$dumps/eager.log"; failed=1; }
-  $bin/tools_plan_batch --batch=tools/testdata/graph_sequence.json --graph_max_batch=4 --run \
-    --dump_dir="$dumps/graph" > "$dumps/graph.log" 2>&1 || { cat "$dumps/graph.log"; failed=1; }
-  python3 tools/check_dump.py "$dumps/eager" || failed=1
-  for d in "$dumps"/graph/batch_*; do python3 tools/check_dump.py "$d" || failed=1; done
-  ((failed == 0)) && echo "dumps: every one OK" || echo "dumps: FAILED"
+  echo "== check_dumps"
+  bash tools/check_dumps.sh "$bin" "$(mktemp -d)"
 }
 
 run_checks() {

@@ -56,21 +56,10 @@ step racecheck_kernel sanitize racecheck attention_kernel_paged_attention_test \
 echo "    $(grep -E 'RACECHECK SUMMARY' "$out/racecheck_kernel.log" || echo 'no summary')"
 step demo "$bundle/bin/tools_demo"
 cat "$out/demo.log"
-step plan_dump "$bundle/bin/tools_plan_batch" --batch=tools/testdata/skewed_draft_extend_v2.json \
-  --run --dump_dir="$out/dump_eager"
-step plan_dump_graph "$bundle/bin/tools_plan_batch" --batch=tools/testdata/graph_sequence.json \
-  --graph_max_batch=4 --run --dump_dir="$out/dump_graph"
-# Trees (tree verify, a tree draft step), eager and graph replay: numpy checks
-# each dump's mask against its own ancestor walk, and replay must equal eager
-# byte for byte.
-for tree in tree_verify tree_draft_decode; do
-  step "plan_dump_$tree" "$bundle/bin/tools_plan_batch" --batch="tools/testdata/$tree.json" \
-    --run --dump_dir="$out/dump_$tree"
-  step "plan_dump_${tree}_graph" "$bundle/bin/tools_plan_batch" --batch="tools/testdata/$tree.json" \
-    --graph_max_batch=8 --run --dump_dir="$out/dump_${tree}_graph"
-done
-step check_dump bash -c "python3 tools/check_dump.py $out/dump_eager && for d in $out/dump_graph/batch_* $out/dump_tree_*; do python3 tools/check_dump.py \$d || exit 1; done && for t in tree_verify tree_draft_decode; do for f in out lse tree_mask; do cmp $out/dump_\$t/\$f.npy $out/dump_\${t}_graph/\$f.npy || exit 1; done; done"
-cat "$out/check_dump.log"
+# plan_batch --run on the long batches (DRAFT_EXTEND_V2, a graph sequence,
+# trees eager and replayed), every dump checked by numpy (tools/check_dumps.sh).
+step check_dumps bash tools/check_dumps.sh "$bundle/bin" "$out/dumps"
+cat "$out/check_dumps.log"
 if [[ "${SKIP_BENCHMARKS:-0}" != 1 ]]; then
   step benchmarks bash "$bundle/run_benchmarks.sh" "$out/benchmarks"
 fi

@@ -183,7 +183,8 @@ run_racecheck() {
   # graph replay), which the first part's old 120 s limit never reached. A
   # part cut at its limit says so, and names the last case it reached.
   local late_cases="*FusedMerge*:*MergeKernel*:*RowsWithoutVisibleKeys*:*EmptyBatch*:*RepeatedRuns*:*GraphReplay*"
-  local part binary filter part_limit_s limit_s racecheck_rc hazards=0 cut=0 parts=0 index=0 found
+  local part binary filter part_limit_s limit_s racecheck_rc passed found
+  local hazards=0 cut=0 unclean=0 parts=0 index=0
   for part in \
     "paged_attention_test PagedAttentionGpuTest.*-*VerifyOver128kKeys:*UnevenGqa*:*MemberPairs*:*KvHeadPairs*:$late_cases 180" \
     "paged_attention_test *Sweep*/float16_*_page1:*Sweep*/float16_*_page16:*Sweep*/float16_*_page256" \
@@ -206,10 +207,17 @@ run_racecheck() {
     racecheck_rc=$?
     cat "$out/racecheck.log" >> "$out/racecheck_all.log"
     grep -E 'PASSED|FAILED|RACECHECK SUMMARY' "$out/racecheck.log"
+    passed=$(grep -oE '^\[  PASSED  \] [0-9]+ test' "$out/racecheck.log" | grep -oE '[0-9]+ test' | grep -oE '^[0-9]+')
     if ((racecheck_rc == 124)); then
       cut=$((cut + 1))
       echo "racecheck cut at its $limit_s s limit; last case reached:" \
         "$(grep -E '^\[ RUN' "$out/racecheck.log" | tail -1 | cut -c14-)"
+    elif ((racecheck_rc != 0 || ${passed:-0} == 0)); then
+      # A filter that matches no case passes with 0 hazards, and so would a
+      # binary that failed to start: neither may count as clean.
+      unclean=$((unclean + 1))
+      echo "racecheck part unclean: exit status $racecheck_rc, ${passed:-0} cases passed"
+      tail -n 5 "$out/racecheck.log"
     fi
     found=$(grep -oE 'RACECHECK SUMMARY: [0-9]+ hazard' "$out/racecheck.log" | grep -oE '[0-9]+')
     hazards=$((hazards + ${found:-0}))
@@ -221,7 +229,8 @@ run_racecheck() {
   rm -f "$out/racecheck.log"
   # The gate: every consumer lane releases its own reads (WarpArrive), so the
   # kernels report no hazard; any is a finding (NOTES.md, Racecheck).
-  echo "racecheck total: $hazards hazards, $cut of $parts parts cut at the limit"
+  echo "racecheck total: $hazards hazards, $cut of $parts parts cut at the limit," \
+    "$unclean unclean (a failed case, no case run, or no start)"
 }
 
 # memcheck of the graph-replay stress test and the plan_batch dumps (eager,

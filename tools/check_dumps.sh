@@ -34,7 +34,7 @@ check "$out/eager"
 for d in "$out"/graph/batch_*; do check "$d"; done
 for tree in tree_verify tree_draft_decode; do
   check "$out/$tree"
-  check "${out}/${tree}_graph"
+  check "$out/${tree}_graph"
   # The tree's mask is data the planner writes: replay must rebuild it, and
   # the output, exactly.
   for f in out lse tree_mask; do

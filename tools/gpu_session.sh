@@ -207,7 +207,7 @@ run_racecheck() {
     racecheck_rc=$?
     cat "$out/racecheck.log" >> "$out/racecheck_all.log"
     grep -E 'PASSED|FAILED|RACECHECK SUMMARY' "$out/racecheck.log"
-    passed=$(grep -oE '^\[  PASSED  \] [0-9]+ test' "$out/racecheck.log" | grep -oE '[0-9]+ test' | grep -oE '^[0-9]+')
+    passed=$(grep -oE '^\[  PASSED  \] [0-9]+' "$out/racecheck.log" | grep -oE '[0-9]+$')
     if ((racecheck_rc == 124)); then
       cut=$((cut + 1))
       echo "racecheck cut at its $limit_s s limit; last case reached:" \

@@ -99,7 +99,8 @@ def plan_folder(folder):
             text = f.read()
     else:  # the folders of the first runs have none: their records are described there
         text = (f"# {os.path.basename(os.path.normpath(folder))}\n\nWhat these records are: "
-                "`attention/kernel/NOTES.md`, \"Where each run's records are\".\n")
+                "`attention/kernel/NOTES_history.md`, \"Where each run's records were written "
+                "down\".\n")
     if README_NOTE not in text:
         changes.append((readme, (text.rstrip("\n") + "\n\n" + README_NOTE).encode()))
     return changes

@@ -283,17 +283,18 @@ int main() {
   for (int i = 0; i < kPoolPages; ++i) pages[i] = i;
   std::shuffle(pages.begin(), pages.end(), rng);
   std::vector<int> page_table(pages.begin(), pages.begin() + kPages);
+  // Pool element of (key, KV head, column 0) for the request.
+  auto pool_row = [&](int key, int h) {
+    return ((static_cast<size_t>(page_table[key / kPageSize]) * kPageSize + key % kPageSize) *
+                kKvHeads +
+            h) *
+           kHeadDim;
+  };
   for (int key = 0; key < kKeys; ++key) {
     for (int h = 0; h < kKvHeads; ++h) {
       for (int d = 0; d < kHeadDim; ++d) {
-        const size_t at =
-            ((static_cast<size_t>(page_table[key / kPageSize]) * kPageSize + key % kPageSize) *
-                 kKvHeads +
-             h) *
-                kHeadDim +
-            d;
-        k[at] = __float2bfloat16(normal(rng));
-        v[at] = __float2bfloat16(normal(rng));
+        k[pool_row(key, h) + d] = __float2bfloat16(normal(rng));
+        v[pool_row(key, h) + d] = __float2bfloat16(normal(rng));
       }
     }
   }
@@ -322,11 +323,7 @@ int main() {
     std::vector<double> logits(kKeys);
     double max_logit = -INFINITY;
     for (int key = 0; key < kKeys; ++key) {
-      const size_t row =
-          ((static_cast<size_t>(page_table[key / kPageSize]) * kPageSize + key % kPageSize) *
-               kKvHeads +
-           h) *
-          kHeadDim;
+      const size_t row = pool_row(key, h);
       double dot = 0;
       for (int d = 0; d < kHeadDim; ++d) {
         dot += double{__bfloat162float(q[head * kHeadDim + d])} * __bfloat162float(k[row + d]);
@@ -339,11 +336,7 @@ int main() {
     for (int d = 0; d < kHeadDim; ++d) {
       double acc = 0;
       for (int key = 0; key < kKeys; ++key) {
-        const size_t row =
-            ((static_cast<size_t>(page_table[key / kPageSize]) * kPageSize + key % kPageSize) *
-                 kKvHeads +
-             h) *
-            kHeadDim;
+        const size_t row = pool_row(key, h);
         acc += logits[key] * __bfloat162float(v[row + d]);
       }
       expected[head * kHeadDim + d] = acc / total;

@@ -272,7 +272,9 @@ T* Upload(const std::vector<T>& host) {
 }  // namespace
 
 int main() {
-  std::mt19937 rng(20261205);
+  const unsigned seed = std::random_device{}();  // fresh data each run (the seed is printed)
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   const size_t pool_elems = size_t{kPoolPages} * kPageSize * kKvHeads * kHeadDim;
   // Every pool element is NaN but the request's rows: a read past them shows.

@@ -33,7 +33,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-#include <string>
 #include <vector>
 
 namespace {
@@ -399,24 +398,26 @@ int main() {
     std::sort(us.begin(), us.end());
     std::printf("%-40s %-6s median %.2f us (p10 %.2f, p90 %.2f)\n", name,
                 flush_first ? "flush" : "warm", us[50], us[10], us[90]);
-    if (std::string(name).rfind("direct", 0) == 0) {  // its last replay's steps
-      std::vector<long long> stamps(kKvHeads * kStamps);
-      CHECK_CUDA(cudaMemcpy(stamps.data(), args.stamps, stamps.size() * sizeof(long long),
-                            cudaMemcpyDeviceToHost));
-      std::printf("  %s's last replay, cycles since entry (median over the %d CTAs):", name,
-                  kKvHeads);
-      for (int i = 1; i < kStamps; ++i) {
-        std::vector<long long> since(kKvHeads);
-        for (int c = 0; c < kKvHeads; ++c) since[c] = stamps[c * kStamps + i] - stamps[c * kStamps];
-        std::sort(since.begin(), since.end());
-        std::printf(" %s %lld", kStampNames[i], since[kKvHeads / 2]);
-      }
-      std::printf("\n");
-    }
     CHECK_CUDA(cudaEventDestroy(start));
     CHECK_CUDA(cudaEventDestroy(stop));
     CHECK_CUDA(cudaGraphExecDestroy(exec));
     CHECK_CUDA(cudaGraphDestroy(graph));
+  };
+
+  // `direct`'s stamps of the last replay that `measure` ran.
+  auto print_stamps = [&](const char* name) {
+    std::vector<long long> stamps(kKvHeads * kStamps);
+    CHECK_CUDA(cudaMemcpy(stamps.data(), args.stamps, stamps.size() * sizeof(long long),
+                          cudaMemcpyDeviceToHost));
+    std::printf("  %s's last replay, cycles since entry (median over the %d CTAs):", name,
+                kKvHeads);
+    for (int i = 1; i < kStamps; ++i) {
+      std::vector<long long> since(kKvHeads);
+      for (int c = 0; c < kKvHeads; ++c) since[c] = stamps[c * kStamps + i] - stamps[c * kStamps];
+      std::sort(since.begin(), since.end());
+      std::printf(" %s %lld", kStampNames[i], since[kKvHeads / 2]);
+    }
+    std::printf("\n");
   };
 
   auto direct = [&] { Direct<false><<<kKvHeads, kThreads, 0, stream>>>(args); };
@@ -433,7 +434,9 @@ int main() {
         "chain (plan, page id, K, store)", [&] { Chain<<<kKvHeads, 32, 0, stream>>>(args); },
         flush_first);
     measure("direct", direct, flush_first);
+    print_stamps("direct");
     measure("direct_plan", direct_plan, flush_first);
+    print_stamps("direct_plan");
   }
   CHECK_CUDA(cudaDeviceSynchronize());
   std::printf("%s\n", ok ? "all checks ok" : "CHECK FAILED");

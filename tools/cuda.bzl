@@ -18,6 +18,12 @@ an input of the compile action, so editing a .cuh rebuilds what includes it.
 Target architectures come from `--define=cuda_archs=...` (see .bazelrc): a
 comma-separated list where `sm_XX` embeds machine code and `compute_XX`
 embeds PTX for the driver to compile on newer GPUs.
+
+`--define=cuda_copts=...` adds nvcc flags to every .cu compile of the build,
+comma-separated (a define's value cannot hold spaces), after the target's own
+copts: e.g. `--define=cuda_copts=-Xptxas=-v` prints each kernel's registers
+and spills, `--define=cuda_copts=-DSOME_PROBE` builds a probe's #ifdef code
+without a branch commit. Like cuda_archs, a changed value rebuilds every .cu.
 """
 
 _DEFAULT_CUDA_ARCHS = "sm_90a,compute_90"
@@ -34,6 +40,9 @@ def _gencode_flags(archs):
             fail("cuda_archs entries must look like sm_90a or compute_90, got '%s'" % arch)
     return flags
 
+def _extra_copts(value):
+    return [flag.strip() for flag in value.split(",") if flag.strip()]
+
 def _cuda_objects_impl(ctx):
     compilation_contexts = [dep[CcInfo].compilation_context for dep in ctx.attr.deps if CcInfo in dep]
     header_sets = [cc.headers for cc in compilation_contexts]
@@ -48,6 +57,7 @@ def _cuda_objects_impl(ctx):
         define_flags += ["-D" + d for d in cc.defines.to_list()]
 
     archs = ctx.var.get("cuda_archs", _DEFAULT_CUDA_ARCHS)
+    build_copts = _extra_copts(ctx.var.get("cuda_copts", ""))
     common_flags = [
         "-std=c++17",
         "-O3",
@@ -55,7 +65,7 @@ def _cuda_objects_impl(ctx):
         "--expt-relaxed-constexpr",
         "-Xcompiler=-fPIC",
         "-Xcompiler=-Wall",
-    ] + _gencode_flags(archs) + ctx.attr.copts + include_flags + depset(define_flags).to_list()
+    ] + _gencode_flags(archs) + ctx.attr.copts + build_copts + include_flags + depset(define_flags).to_list()
 
     objects = []
     for src in ctx.files.srcs:

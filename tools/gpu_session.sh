@@ -8,6 +8,7 @@
 #   tar -xJf carry.tar.xz && bash tools/gpu_session.sh $OUT tests peers   # there
 #
 #   bash tools/gpu_session.sh OUT STEP...
+# Files in OUT older than one call (11 minutes: another call's) are removed first.
 # Steps (in the order given; results under OUT, a summary on stdout):
 #   tests                      every GPU test (run_tests.sh): OUT/gpu_tests.log
 #   ab ROUNDS FILTER NAME...   A/B of ab/bench_NAME, one process each per round,
@@ -60,6 +61,15 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "$1"); shift
 mkdir -p "$out"
+# A device machine once came with an earlier call's files in OUT, and the pack
+# carried them back as this call's. A call runs at most 10 minutes, so a file
+# older than 11 is another call's; files of this call's earlier invocations
+# (call scripts run several into one OUT) stay.
+stale=$(find "$out" -type f -mmin +11 | wc -l)
+if ((stale > 0)); then
+  echo "removing $stale files of an earlier call from $out"
+  find "$out" -type f -mmin +11 -delete
+fi
 export LD_LIBRARY_PATH="$PWD/gpu_bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 bin=gpu_bundle/bin
 cat gpu_bundle/REVISION
@@ -84,8 +94,8 @@ run_tests() {
 run_ab() {  # rounds filter names...
   local rounds=$1 filter=$2; shift 2
   local names=("$@") order=("$@") hung=" " rc
-  # Rounds an earlier run left in OUT would join this run's table (a device
-  # machine once came with a stale OUT): each variant starts from none.
+  # Rounds an earlier `ab` of this call left in OUT would join this one's
+  # table: each variant starts from none.
   for name in "${names[@]}"; do rm -f "$out/ab_${name}_"*.json "$out/ab_${name}_"*.err; done
   for ((r = 1; r <= rounds; ++r)); do
     for name in "${order[@]}"; do

@@ -38,7 +38,23 @@ __global__ void ReadThroughKernel(const uint4* __restrict__ data, int64_t words,
   if (acc == 0x9e3779b9u && sink != nullptr) *sink = static_cast<int>(acc);
 }
 
+__device__ __forceinline__ uint64_t GlobalTimerNs() {
+  uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+__global__ void HoldKernel(uint64_t nanoseconds) {
+  const uint64_t start = GlobalTimerNs();
+  while (GlobalTimerNs() - start < nanoseconds) __nanosleep(500);
+}
+
 }  // namespace
+
+cudaError_t HoldStream(int microseconds, cudaStream_t stream) {
+  HoldKernel<<<1, 1, 0, stream>>>(uint64_t{1000} * static_cast<uint64_t>(microseconds));
+  return cudaGetLastError();
+}
 
 cudaError_t FlushL2(const void* data, size_t bytes, cudaStream_t stream) {
   ReadThroughKernel<<<1024, 256, 0, stream>>>(static_cast<const uint4*>(data),

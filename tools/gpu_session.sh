@@ -65,11 +65,8 @@ mkdir -p "$out"
 # carried them back as this call's. A call runs at most 10 minutes, so a file
 # older than 11 is another call's; files of this call's earlier invocations
 # (call scripts run several into one OUT) stay.
-stale=$(find "$out" -type f -mmin +11 | wc -l)
-if ((stale > 0)); then
-  echo "removing $stale files of an earlier call from $out"
-  find "$out" -type f -mmin +11 -delete
-fi
+stale=$(find "$out" -type f -mmin +11 -print -delete | wc -l)
+((stale == 0)) || echo "removing $stale files of an earlier call from $out"
 export LD_LIBRARY_PATH="$PWD/gpu_bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 bin=gpu_bundle/bin
 cat gpu_bundle/REVISION

@@ -18,7 +18,11 @@
 //               four key groups; bf16 out
 //   direct_plan `direct` behind the plan's two dependent loads (worker_begin,
 //               then the segment), as a graph-replayable plan reads them
-// `direct` is checked against a float64 reference before it is timed.
+// `direct` is checked against a float64 reference before it is timed. Each
+// kernel is timed three ways: `warm` (nothing before the start event: the
+// benchmark's warm timing before `QW`, which also timed the host's graph
+// submission), `held` (behind a 50-us stream hold: its warm timing since) and
+// `flush` (behind an L2 flush: its cold timing).
 //
 // Not part of the build: on this machine
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a \
@@ -242,6 +246,18 @@ __global__ void __launch_bounds__(kThreads) Direct(Args a) {
   if (t == 0) stamp[6] = clock64();
 }
 
+// The benchmark's warm timing since `QW` (testing/random_fill.cu's HoldStream):
+// one thread spins on %globaltimer so that the host has submitted the graph
+// before the start event is reached, and the events time the GPU alone.
+__global__ void Hold(uint64_t nanoseconds) {
+  uint64_t start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(500);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < nanoseconds);
+}
+
 __global__ void ReadFlush(const int4* p, size_t n, int* sink) {
   int4 acc = {0, 0, 0, 0};
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
@@ -372,7 +388,12 @@ int main() {
                 worst <= 1.0 / 128 ? "ok" : "FAILED");
     return worst <= 1.0 / 128;
   };
-  auto measure = [&](const char* name, auto launch, bool flush_first) {
+  // Before each timed replay: nothing (`warm`, the benchmark's warm timing
+  // before `QW`), a 50-us hold (`held`, its warm timing since), or an L2 flush
+  // (`flush`, its cold timing).
+  enum class Before { kNothing, kHold, kFlush };
+  constexpr const char* kBeforeNames[] = {"warm", "held", "flush"};
+  auto measure = [&](const char* name, auto launch, Before before) {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
@@ -386,7 +407,9 @@ int main() {
     CHECK_CUDA(cudaStreamSynchronize(stream));
     std::vector<float> us;
     for (int i = 0; i < 101; ++i) {
-      if (flush_first) ReadFlush<<<264, 256, 0, stream>>>(flush, flush_bytes / 16, sink);
+      if (before == Before::kFlush)
+        ReadFlush<<<264, 256, 0, stream>>>(flush, flush_bytes / 16, sink);
+      if (before == Before::kHold) Hold<<<1, 1, 0, stream>>>(50'000);
       CHECK_CUDA(cudaEventRecord(start, stream));
       CHECK_CUDA(cudaGraphLaunch(exec, stream));
       CHECK_CUDA(cudaEventRecord(stop, stream));
@@ -397,7 +420,7 @@ int main() {
     }
     std::sort(us.begin(), us.end());
     std::printf("%-40s %-6s median %.2f us (p10 %.2f, p90 %.2f)\n", name,
-                flush_first ? "flush" : "warm", us[50], us[10], us[90]);
+                kBeforeNames[static_cast<int>(before)], us[50], us[10], us[90]);
     CHECK_CUDA(cudaEventDestroy(start));
     CHECK_CUDA(cudaEventDestroy(stop));
     CHECK_CUDA(cudaGraphExecDestroy(exec));
@@ -424,18 +447,18 @@ int main() {
   auto direct_plan = [&] { Direct<true><<<kKvHeads, kThreads, 0, stream>>>(args); };
   bool ok = check("direct", direct);
   ok = check("direct_plan", direct_plan) && ok;
-  for (bool flush_first : {false, true}) {
+  for (Before before : {Before::kNothing, Before::kHold, Before::kFlush}) {
     measure(
         "empty, 8 x 160, 91 KB dynamic smem",
-        [&] { Empty<<<kKvHeads, 160, kOurSmem, stream>>>(args); }, flush_first);
+        [&] { Empty<<<kKvHeads, 160, kOurSmem, stream>>>(args); }, before);
     measure(
-        "empty, 8 x 256", [&] { Empty<<<kKvHeads, kThreads, 0, stream>>>(args); }, flush_first);
+        "empty, 8 x 256", [&] { Empty<<<kKvHeads, kThreads, 0, stream>>>(args); }, before);
     measure(
         "chain (plan, page id, K, store)", [&] { Chain<<<kKvHeads, 32, 0, stream>>>(args); },
-        flush_first);
-    measure("direct", direct, flush_first);
+        before);
+    measure("direct", direct, before);
     print_stamps("direct");
-    measure("direct_plan", direct_plan, flush_first);
+    measure("direct_plan", direct_plan, before);
     print_stamps("direct_plan");
   }
   CHECK_CUDA(cudaDeviceSynchronize());

@@ -4,7 +4,8 @@
 # case and a best-peer ratio on ours, and it refuses a run whose byte counts
 # differ from its own (benchmark_shapes.h's KeysRead and this script's
 # keys_read count the keys a windowed call reads: the twins must agree), and
-# its table names the card, with a note when it is not an H200.
+# its table names the card, with a note when it is not an H200; then the
+# other readings of the bars (--readings over a run's JSON too).
 set -euo pipefail
 tool=tools/peer_benchmark.py
 dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/peers.XXXXXX")
@@ -50,4 +51,34 @@ if python3 "$tool" --ours "$dir/diverged.json" --dry-run --out "$dir/x.json" > /
 fi
 grep -q "BM_PagedAttentionWindow/.*the binary counts 4295495680 bytes, this script 537399296" \
   "$dir/err.txt" || { echo "FAIL: message"; cat "$dir/err.txt"; exit 1; }
+# --readings over a run's JSON: the decode bars an allowance would meet, and
+# the one-tile bar per call in a captured graph.
+python3 - "$dir/run.json" <<'PY'
+import json, sys
+def row(name, us, **counters):
+    full = f"BM_PagedAttention{name}/iterations:1/repeats:3/manual_time"
+    return {"name": full + "_median", "run_name": full, "run_type": "aggregate",
+            "aggregate_name": "median", "real_time": us, "time_unit": "us", **counters}
+rows = [row(f"Decode/heads:32_8/hd:128/batch:{b}/q:1/kv:16384/page:16", 100.0, E=1.0,
+            vs_best_peer=v)
+        for b, v in ((8, 0.995), (16, 0.975), (32, 0.96), (64, 0.94), (128, 1.02))]
+rows.append(row("Decode/heads:32_8/hd:128/batch:8/q:1/kv:16384/page:16", 99.0, E=1.0,
+                vs_best_peer=0.5) | {"aggregate_name": "mean"})  # not a median: left out
+for q, one, in_graph in ((1, 7.2, 4.9), (8, 7.9, 6.3)):
+    args = f"heads:32_8/hd:128/batch:1/q:{q}/kv:64/page:16/l2:warm"
+    rows += [row(f"OneTile/{args}", one, E=0.01), row(f"OneTileInGraph/{args}/calls:16", in_graph,
+                                                      E=0.01)]
+json.dump({"context": {"gpu": "NVIDIA H200", "git_revision": "abc1234"}, "benchmarks": rows},
+          open(sys.argv[1], "w"))
+PY
+python3 "$tool" --readings "$dir/run.json" > "$dir/readings.txt"
+expected="  decode vs_best_peer>=1.0: 4 missed at 0.940-0.995; met with an allowance of 1% / 2% / 3% / 5%: 1 / 1 / 2 / 3
+  OneTile/heads:32_8/hd:128/batch:1/q:1/kv:64/page:16/l2:warm: 7.20 us as a one-node graph; 4.90 us per call in a graph of 16 (time_us<=6.0 ok)
+  OneTile/heads:32_8/hd:128/batch:1/q:8/kv:64/page:16/l2:warm: 7.90 us as a one-node graph; 6.30 us per call in a graph of 16 (time_us<=6.0 MISS)"
+[[ "$(tail -n 3 "$dir/readings.txt")" == "$expected" ]] &&
+  head -1 "$dir/readings.txt" | grep -q "GPU NVIDIA H200, revision abc1234" ||
+  { echo "FAIL: readings"; cat "$dir/readings.txt"; exit 1; }
+# The live run prints them after its bar count.
+grep -A2 "^bars: " "$dir/h200_table.txt" | grep -q "^other readings" ||
+  { echo "FAIL: no readings after the bars"; tail -5 "$dir/h200_table.txt"; exit 1; }
 echo PASS

@@ -28,6 +28,7 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a \
 //       -o one_tile_floor tools/benchmarks/probes/one_tile_floor.cu
 // then run the binary on the GPU machine (h200_2026-12-05_one_tile/).
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -246,6 +247,200 @@ __global__ void __launch_bounds__(kThreads) Direct(Args a) {
   if (t == 0) stamp[6] = clock64();
 }
 
+// `split`: `direct`'s arithmetic over a thread block cluster of kSplit CTAs a
+// KV head, each on kKeys / kSplit keys (four threads a key, as `direct`), so
+// each SM loads and computes 1/kSplit of `direct`'s share. The CTAs' softmax
+// states (row maxima and sums by warp, O by key group, all in shared memory)
+// merge through distributed shared memory: after a cluster barrier CTA `rank`
+// reads every CTA's state for its 1/kSplit of the columns, weighs by
+// exp2(m_j - max m) and writes them; a second cluster barrier keeps each CTA's
+// shared memory alive until the others have read it. No plan loads (compare
+// with `direct`).
+template <int kSplit>
+__global__ void __cluster_dims__(kSplit, 1, 1) __launch_bounds__(4 * kKeys / kSplit) Split(Args a) {
+  namespace cg = cooperative_groups;
+  constexpr int kCtaKeys = kKeys / kSplit;
+  constexpr int kCtaThreads = 4 * kCtaKeys;
+  constexpr int kQuarter = kHeadDim / 4;
+  constexpr int kKeyWarps = (kCtaKeys + 31) / 32;
+  constexpr int kKeyGroups = kCtaThreads / 64;  // O: 64 column pairs x key groups
+  constexpr int kMergeCols = kHeadDim / kSplit;
+  static_assert(kCtaThreads % 64 == 0 && kCtaKeys % kKeyGroups == 0, "thread roles");
+  static_assert(kGroup * kMergeCols / 2 == kCtaThreads, "one column pair a thread in the merge");
+  __shared__ __align__(16) float q_s[4][kGroup][kQuarter];
+  __shared__ __align__(16) __nv_bfloat16 v_s[kCtaKeys][kHeadDim];
+  __shared__ __align__(16) float s_part[4][kCtaKeys][kGroup];
+  __shared__ __align__(16) float p_s[kCtaKeys][kGroup];
+  __shared__ __align__(16) float o_s[kKeyGroups][kGroup][kHeadDim];
+  __shared__ float max_s[kKeyWarps][kGroup], sum_s[kKeyWarps][kGroup];
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  const int kv_head = blockIdx.x / kSplit, first_key = rank * kCtaKeys;
+  const int k_len = a.cache_seqlens[0];
+
+  const int k_key = t % kCtaKeys, k_quarter = t / kCtaKeys;
+  const int v_key = t / 4, v_quarter = t % 4;
+  auto row_of = [&](int key, int quarter) {
+    const int page = a.page_table[key / kPageSize];
+    return ((int64_t{page} * kPageSize + key % kPageSize) * kKvHeads + kv_head) * kHeadDim +
+           quarter * kQuarter;
+  };
+  const bool k_live = first_key + k_key < k_len, v_live = first_key + v_key < k_len;
+  const int64_t k_row_at = row_of(first_key + k_key, k_quarter);
+  const int64_t v_row_at = row_of(first_key + v_key, v_quarter);
+  uint4 k_row[4], v_row[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    k_row[i] = k_live ? reinterpret_cast<const uint4*>(a.k + k_row_at)[i] : make_uint4(0, 0, 0, 0);
+    v_row[i] = v_live ? reinterpret_cast<const uint4*>(a.v + v_row_at)[i] : make_uint4(0, 0, 0, 0);
+  }
+  if (t < kGroup * kHeadDim / 8) {
+    const int r = t / (kHeadDim / 8), c = (t % (kHeadDim / 8)) * 8;
+    const uint4 raw =
+        *reinterpret_cast<const uint4*>(a.q + (int64_t{kv_head} * kGroup + r) * kHeadDim + c);
+    const __nv_bfloat16* e = reinterpret_cast<const __nv_bfloat16*>(&raw);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) q_s[c / kQuarter][r][c % kQuarter + j] = __bfloat162float(e[j]);
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    reinterpret_cast<uint4*>(&v_s[v_key][v_quarter * kQuarter])[i] = v_row[i];
+  }
+  __syncthreads();
+
+  float s[kGroup] = {};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const __nv_bfloat162* e = reinterpret_cast<const __nv_bfloat162*>(&k_row[i]);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const float2 k01 = __bfloat1622float2(e[2 * j]), k23 = __bfloat1622float2(e[2 * j + 1]);
+#pragma unroll
+      for (int r = 0; r < kGroup; ++r) {
+        const float4 qv = *reinterpret_cast<const float4*>(&q_s[k_quarter][r][i * 8 + j * 4]);
+        s[r] = fmaf(qv.x, k01.x, fmaf(qv.y, k01.y, fmaf(qv.z, k23.x, fmaf(qv.w, k23.y, s[r]))));
+      }
+    }
+  }
+  *reinterpret_cast<float4*>(s_part[k_quarter][k_key]) = make_float4(s[0], s[1], s[2], s[3]);
+  __syncthreads();
+
+  // The softmax by the first kKeyWarps warps (lane t is key t; lanes past the
+  // CTA's keys hold -inf so that every lane of a warp takes the shuffles).
+  const int key = t;
+  const bool live = key < kCtaKeys && first_key + key < k_len;
+  float m[kGroup], p[kGroup], l[kGroup];
+  if (warp < kKeyWarps) {
+    float whole[kGroup] = {};
+    if (key < kCtaKeys) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const float4 part = *reinterpret_cast<const float4*>(s_part[q][key]);
+        whole[0] += part.x;
+        whole[1] += part.y;
+        whole[2] += part.z;
+        whole[3] += part.w;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kGroup; ++r) {
+      s[r] = live ? whole[r] * a.softmax_scale_log2 : -INFINITY;
+      m[r] = s[r];
+#pragma unroll
+      for (int o = 1; o < 32; o *= 2) m[r] = fmaxf(m[r], __shfl_xor_sync(~0u, m[r], o));
+    }
+    if (lane == 0) {
+#pragma unroll
+      for (int r = 0; r < kGroup; ++r) max_s[warp][r] = m[r];
+    }
+  }
+  __syncthreads();
+  if (warp < kKeyWarps) {
+#pragma unroll
+    for (int r = 0; r < kGroup; ++r) {
+      m[r] = max_s[0][r];
+#pragma unroll
+      for (int w = 1; w < kKeyWarps; ++w) m[r] = fmaxf(m[r], max_s[w][r]);
+      p[r] = live ? exp2f(s[r] - m[r]) : 0.f;
+      l[r] = p[r];
+#pragma unroll
+      for (int o = 1; o < 32; o *= 2) l[r] += __shfl_xor_sync(~0u, l[r], o);
+    }
+    if (key < kCtaKeys) *reinterpret_cast<float4*>(p_s[key]) = make_float4(p[0], p[1], p[2], p[3]);
+    if (lane == 0) {
+#pragma unroll
+      for (int r = 0; r < kGroup; ++r) sum_s[warp][r] = l[r];
+    }
+  }
+  __syncthreads();
+
+  // O, unnormalised: thread t is columns 2 (t % 64) + {0, 1} over key group t / 64.
+  {
+    const int pair = t % 64, group = t / 64;
+    float2 o[kGroup] = {};
+#pragma unroll
+    for (int j = 0; j < kCtaKeys / kKeyGroups; ++j) {
+      const int k = group * (kCtaKeys / kKeyGroups) + j;
+      const float2 vk =
+          __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v_s[k][2 * pair]));
+      const float4 pk = *reinterpret_cast<const float4*>(p_s[k]);
+      const float pr[kGroup] = {pk.x, pk.y, pk.z, pk.w};
+#pragma unroll
+      for (int r = 0; r < kGroup; ++r) {
+        o[r].x = fmaf(pr[r], vk.x, o[r].x);
+        o[r].y = fmaf(pr[r], vk.y, o[r].y);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kGroup; ++r) *reinterpret_cast<float2*>(&o_s[group][r][2 * pair]) = o[r];
+  }
+  cluster.sync();  // every CTA's state is in its shared memory
+
+  // The merge of this CTA's columns: thread t is row r, columns c and c + 1.
+  {
+    const int r = t / (kMergeCols / 2);
+    const int c = rank * kMergeCols + 2 * (t % (kMergeCols / 2));
+    float m_of[kSplit], l_of[kSplit];
+    float2 o_of[kSplit];
+#pragma unroll
+    for (int j = 0; j < kSplit; ++j) {
+      const float* max_j = cluster.map_shared_rank(&max_s[0][0], j);
+      const float* sum_j = cluster.map_shared_rank(&sum_s[0][0], j);
+      const float* o_j = cluster.map_shared_rank(&o_s[0][0][0], j);
+      m_of[j] = max_j[r];
+      l_of[j] = sum_j[r];
+#pragma unroll
+      for (int w = 1; w < kKeyWarps; ++w) {
+        m_of[j] = fmaxf(m_of[j], max_j[w * kGroup + r]);  // the CTA's max, at which
+        l_of[j] += sum_j[w * kGroup + r];                 // every warp's sum was taken
+      }
+      o_of[j] = make_float2(0.f, 0.f);
+#pragma unroll
+      for (int g = 0; g < kKeyGroups; ++g) {
+        const float2 part = *reinterpret_cast<const float2*>(o_j + (g * kGroup + r) * kHeadDim + c);
+        o_of[j].x += part.x;
+        o_of[j].y += part.y;
+      }
+    }
+    float top = m_of[0];
+#pragma unroll
+    for (int j = 1; j < kSplit; ++j) top = fmaxf(top, m_of[j]);
+    float total = 0.f;
+    float2 sum = {0.f, 0.f};
+#pragma unroll
+    for (int j = 0; j < kSplit; ++j) {
+      const float w = m_of[j] == -INFINITY ? 0.f : exp2f(m_of[j] - top);
+      total += w * l_of[j];
+      sum.x += w * o_of[j].x;
+      sum.y += w * o_of[j].y;
+    }
+    *reinterpret_cast<__nv_bfloat162*>(a.out + (int64_t{kv_head} * kGroup + r) * kHeadDim + c) =
+        __floats2bfloat162_rn(sum.x / total, sum.y / total);
+  }
+  cluster.sync();  // no CTA leaves while another reads its shared memory
+}
+
 // The benchmark's warm timing since `QW` (testing/random_fill.cu's HoldStream):
 // one thread spins on %globaltimer so that the host has submitted the graph
 // before the start event is reached, and the events time the GPU alone.
@@ -445,8 +640,12 @@ int main() {
 
   auto direct = [&] { Direct<false><<<kKvHeads, kThreads, 0, stream>>>(args); };
   auto direct_plan = [&] { Direct<true><<<kKvHeads, kThreads, 0, stream>>>(args); };
+  auto split2 = [&] { Split<2><<<kKvHeads * 2, 4 * kKeys / 2, 0, stream>>>(args); };
+  auto split4 = [&] { Split<4><<<kKvHeads * 4, 4 * kKeys / 4, 0, stream>>>(args); };
   bool ok = check("direct", direct);
   ok = check("direct_plan", direct_plan) && ok;
+  ok = check("split2", split2) && ok;
+  ok = check("split4", split4) && ok;
   for (Before before : {Before::kNothing, Before::kHold, Before::kFlush}) {
     measure(
         "empty, 8 x 160, 91 KB dynamic smem",
@@ -460,6 +659,8 @@ int main() {
     print_stamps("direct");
     measure("direct_plan", direct_plan, before);
     print_stamps("direct_plan");
+    measure("split2 (2 CTAs a KV head, one cluster)", split2, before);
+    measure("split4 (4 CTAs a KV head, one cluster)", split4, before);
   }
   CHECK_CUDA(cudaDeviceSynchronize());
   std::printf("%s\n", ok ? "all checks ok" : "CHECK FAILED");

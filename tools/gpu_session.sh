@@ -126,6 +126,7 @@ run_peer_script() {  # name limit_s [peer_benchmark.py args...]
   grep -E '^flex failed' "$out/${name}_log.txt" | sort | uniq -c | cut -c1-170
   tail -1 "$out/${name}_log.txt" | cut -c1-170
   grep -E 'MISS|bars:|skewed' "$out/${name}_table.txt" | cut -c1-170
+  sed -n '/^other readings/,$p' "$out/${name}_table.txt" | cut -c1-170
 }
 
 # Flex on every case: ~1-2 s of compile per shape.

@@ -125,7 +125,7 @@ run_peer_script() {  # name limit_s [peer_benchmark.py args...]
   echo "$name rc=$? (124: cut at its limit)"
   grep -E '^flex failed' "$out/${name}_log.txt" | sort | uniq -c | cut -c1-170
   tail -1 "$out/${name}_log.txt" | cut -c1-170
-  grep -E 'MISS|bars:|skewed' "$out/${name}_table.txt" | cut -c1-170
+  sed '/^other readings/,$d' "$out/${name}_table.txt" | grep -E 'MISS|bars:|skewed' | cut -c1-170
   sed -n '/^other readings/,$p' "$out/${name}_table.txt" | cut -c1-170
 }
 

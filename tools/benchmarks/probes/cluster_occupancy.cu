@@ -16,13 +16,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK_CUDA(x)                                                                   \
-  do {                                                                                  \
-    const cudaError_t e = (x);                                                          \
-    if (e != cudaSuccess) {                                                             \
+#define CHECK_CUDA(x)                                                                        \
+  do {                                                                                       \
+    const cudaError_t e = (x);                                                               \
+    if (e != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
+      std::exit(1);                                                                          \
+    }                                                                                        \
   } while (0)
 
 __global__ void Worker(int* sink) {
@@ -73,9 +73,9 @@ int main() {
         (void)cudaGetLastError();
         continue;
       }
-      std::printf("%-22s clusters of %2d: %3d clusters, %3d CTAs resident (%.1f%% of the plain grid)\n",
-                  "", cluster, clusters, clusters * cluster,
-                  100.0 * clusters * cluster / (sms * per_sm));
+      std::printf(
+          "%-22s clusters of %2d: %3d clusters, %3d CTAs resident (%.1f%% of the plain grid)\n", "",
+          cluster, clusters, clusters * cluster, 100.0 * clusters * cluster / (sms * per_sm));
     }
   }
   return 0;

@@ -16,14 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK_CUDA(x)                                                                        \
-  do {                                                                                       \
-    const cudaError_t e = (x);                                                               \
-    if (e != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
+#include "check_cuda.h"
 
 __global__ void Worker(int* sink) {
   extern __shared__ int smem[];

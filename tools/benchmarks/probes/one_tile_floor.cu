@@ -40,6 +40,8 @@
 #include <random>
 #include <vector>
 
+#include "check_cuda.h"
+
 namespace {
 
 constexpr int kQHeads = 32, kKvHeads = 8, kGroup = kQHeads / kKvHeads;
@@ -87,41 +89,49 @@ __global__ void Chain(Args a) {
   a.out[(seg.q_begin * kQHeads + seg.kv_head * kGroup) * kHeadDim] = key;
 }
 
-template <bool kUsePlan>
-__global__ void __launch_bounds__(kThreads) Direct(Args a) {
-  constexpr int kQuarter = kHeadDim / 4;  // a thread's slice of a K or V row
-  // The query by quarter of its columns: warps 2q and 2q + 1 read only
-  // quarter q, every lane the same float4 (one shared-memory wavefront).
-  __shared__ __align__(16) float q_s[4][kGroup][kQuarter];
-  __shared__ __align__(16) __nv_bfloat16 v_s[kKeys][kHeadDim];
-  __shared__ __align__(16) float s_part[4][kKeys][kGroup];  // S by quarter of the columns
-  __shared__ __align__(16) float p_s[kKeys][kGroup];
-  __shared__ __align__(16) float o_s[kThreads / 64][kGroup][kHeadDim];  // per key group
-  __shared__ float max_s[2][kGroup], sum_s[2][kGroup];
+// What `direct` and `split` share: a CTA's answer for keys first_key ..
+// first_key + kCtaKeys - 1 of one KV head, four threads a key, left in `sh`
+// unnormalised: O by key group, each warp's row maxima and the row sums at
+// the CTA's maxima.
+template <int kCtaKeys>
+struct OneTileShared {
+  static constexpr int kThreads = 4 * kCtaKeys;
+  static constexpr int kQuarter = kHeadDim / 4;           // a thread's slice of a K or V row
+  static constexpr int kKeyWarps = (kCtaKeys + 31) / 32;  // the softmax's warps
+  static constexpr int kKeyGroups = kThreads / 64;        // O: 64 column pairs x key groups
+  static_assert(kThreads % 64 == 0 && kCtaKeys % kKeyGroups == 0, "thread roles");
+  // The query by quarter of its columns: the threads of quarter q read only
+  // q_s[q], every lane the same float4 (one shared-memory wavefront).
+  __align__(16) float q_s[4][kGroup][kQuarter];
+  __align__(16) __nv_bfloat16 v_s[kCtaKeys][kHeadDim];
+  __align__(16) float s_part[4][kCtaKeys][kGroup];  // S by quarter of the columns
+  __align__(16) float p_s[kCtaKeys][kGroup];
+  __align__(16) float o_s[kKeyGroups][kGroup][kHeadDim];
+  float max_s[kKeyWarps][kGroup], sum_s[kKeyWarps][kGroup];
+};
+
+// `stamp` (thread 0's clock64 at each step) or nullptr.
+template <int kCtaKeys>
+__device__ __forceinline__ void AttendKeys(const Args& a, int kv_head, int first_key, int k_len,
+                                           int q_token, OneTileShared<kCtaKeys>& sh,
+                                           long long* stamp) {
+  using Sh = OneTileShared<kCtaKeys>;
+  constexpr int kQuarter = Sh::kQuarter, kKeyWarps = Sh::kKeyWarps, kKeyGroups = Sh::kKeyGroups;
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-  long long* stamp = a.stamps + blockIdx.x * kStamps;
-  if (t == 0) stamp[0] = clock64();
-  int kv_head = blockIdx.x, k_len, q_token = 0;
-  if constexpr (kUsePlan) {
-    const Segment seg = a.segments[a.worker_begin[blockIdx.x]];
-    kv_head = seg.kv_head;
-    k_len = seg.k_len;
-    q_token = seg.q_begin;
-  } else {
-    k_len = a.cache_seqlens[0];
-  }
-  // Loads, all at once: quarter t / 64 of key t % 64's K row into registers;
-  // quarter t % 4 of key t / 4's V row into shared memory (a layout with
-  // fewer bank conflicts for its stores); threads 0-63 the query, 16 bytes each.
-  const int k_key = t % kKeys, k_quarter = t / kKeys;
+  // Loads, all at once: quarter t / kCtaKeys of key t % kCtaKeys's K row into
+  // registers; quarter t % 4 of key t / 4's V row into shared memory (a layout
+  // with fewer bank conflicts for its stores); threads 0-63 the query, 16
+  // bytes each.
+  const int k_key = t % kCtaKeys, k_quarter = t / kCtaKeys;
   const int v_key = t / 4, v_quarter = t % 4;
   auto row_of = [&](int key, int quarter) {
     const int page = a.page_table[key / kPageSize];
     return ((int64_t{page} * kPageSize + key % kPageSize) * kKvHeads + kv_head) * kHeadDim +
            quarter * kQuarter;
   };
-  const bool k_live = k_key < k_len, v_live = v_key < k_len;
-  const int64_t k_row_at = row_of(k_key, k_quarter), v_row_at = row_of(v_key, v_quarter);
+  const bool k_live = first_key + k_key < k_len, v_live = first_key + v_key < k_len;
+  const int64_t k_row_at = row_of(first_key + k_key, k_quarter);
+  const int64_t v_row_at = row_of(first_key + v_key, v_quarter);
   uint4 k_row[4], v_row[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -134,14 +144,14 @@ __global__ void __launch_bounds__(kThreads) Direct(Args a) {
         a.q + (int64_t{q_token} * kQHeads + kv_head * kGroup + r) * kHeadDim + c);
     const __nv_bfloat16* e = reinterpret_cast<const __nv_bfloat16*>(&raw);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) q_s[c / kQuarter][r][c % kQuarter + j] = __bfloat162float(e[j]);
+    for (int j = 0; j < 8; ++j) sh.q_s[c / kQuarter][r][c % kQuarter + j] = __bfloat162float(e[j]);
   }
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    reinterpret_cast<uint4*>(&v_s[v_key][v_quarter * kQuarter])[i] = v_row[i];
+    reinterpret_cast<uint4*>(&sh.v_s[v_key][v_quarter * kQuarter])[i] = v_row[i];
   }
   __syncthreads();
-  if (t == 0) stamp[1] = clock64();
+  if (stamp && t == 0) stamp[1] = clock64();
 
   // S for the thread's key over its quarter of the columns.
   float s[kGroup] = {};
@@ -153,30 +163,32 @@ __global__ void __launch_bounds__(kThreads) Direct(Args a) {
       const float2 k01 = __bfloat1622float2(e[2 * j]), k23 = __bfloat1622float2(e[2 * j + 1]);
 #pragma unroll
       for (int r = 0; r < kGroup; ++r) {
-        const float4 qv = *reinterpret_cast<const float4*>(&q_s[k_quarter][r][i * 8 + j * 4]);
+        const float4 qv = *reinterpret_cast<const float4*>(&sh.q_s[k_quarter][r][i * 8 + j * 4]);
         s[r] = fmaf(qv.x, k01.x, fmaf(qv.y, k01.y, fmaf(qv.z, k23.x, fmaf(qv.w, k23.y, s[r]))));
       }
     }
   }
-  *reinterpret_cast<float4*>(s_part[k_quarter][k_key]) = make_float4(s[0], s[1], s[2], s[3]);
-  if (t == 0 && s[0] + s[1] + s[2] + s[3] != 12345.f) stamp[2] = clock64();
+  *reinterpret_cast<float4*>(sh.s_part[k_quarter][k_key]) = make_float4(s[0], s[1], s[2], s[3]);
+  if (stamp && t == 0 && s[0] + s[1] + s[2] + s[3] != 12345.f) stamp[2] = clock64();
   __syncthreads();
 
-  // The softmax by warps 0 and 1 (thread t < 64 is key t); the others wait.
+  // The softmax by the first kKeyWarps warps (lane t is key t; lanes past the
+  // CTA's keys hold -inf so that every lane of a warp takes the shuffles).
   const int key = t;
-  const bool live = key < k_len;
+  const bool live = key < kCtaKeys && first_key + key < k_len;
   float m[kGroup], p[kGroup], l[kGroup];
-  if (t < kKeys) {
-    float4 sum = *reinterpret_cast<const float4*>(s_part[0][key]);
+  if (warp < kKeyWarps) {
+    float whole[kGroup] = {};
+    if (key < kCtaKeys) {
 #pragma unroll
-    for (int q = 1; q < 4; ++q) {
-      const float4 part = *reinterpret_cast<const float4*>(s_part[q][key]);
-      sum.x += part.x;
-      sum.y += part.y;
-      sum.z += part.z;
-      sum.w += part.w;
+      for (int q = 0; q < 4; ++q) {
+        const float4 part = *reinterpret_cast<const float4*>(sh.s_part[q][key]);
+        whole[0] += part.x;
+        whole[1] += part.y;
+        whole[2] += part.z;
+        whole[3] += part.w;
+      }
     }
-    const float whole[kGroup] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
     for (int r = 0; r < kGroup; ++r) {
       s[r] = live ? whole[r] * a.softmax_scale_log2 : -INFINITY;
@@ -186,39 +198,43 @@ __global__ void __launch_bounds__(kThreads) Direct(Args a) {
     }
     if (lane == 0) {
 #pragma unroll
-      for (int r = 0; r < kGroup; ++r) max_s[warp][r] = m[r];
+      for (int r = 0; r < kGroup; ++r) sh.max_s[warp][r] = m[r];
     }
   }
   __syncthreads();
-  if (t == 0) stamp[3] = clock64();
-  if (t < kKeys) {
+  if (stamp && t == 0) stamp[3] = clock64();
+  if (warp < kKeyWarps) {
 #pragma unroll
     for (int r = 0; r < kGroup; ++r) {
-      m[r] = fmaxf(max_s[0][r], max_s[1][r]);
+      m[r] = sh.max_s[0][r];
+#pragma unroll
+      for (int w = 1; w < kKeyWarps; ++w) m[r] = fmaxf(m[r], sh.max_s[w][r]);
       p[r] = live ? exp2f(s[r] - m[r]) : 0.f;
       l[r] = p[r];
 #pragma unroll
       for (int o = 1; o < 32; o *= 2) l[r] += __shfl_xor_sync(~0u, l[r], o);
     }
-    *reinterpret_cast<float4*>(p_s[key]) = make_float4(p[0], p[1], p[2], p[3]);
+    if (key < kCtaKeys) {
+      *reinterpret_cast<float4*>(sh.p_s[key]) = make_float4(p[0], p[1], p[2], p[3]);
+    }
     if (lane == 0) {
 #pragma unroll
-      for (int r = 0; r < kGroup; ++r) sum_s[warp][r] = l[r];
+      for (int r = 0; r < kGroup; ++r) sh.sum_s[warp][r] = l[r];
     }
   }
   __syncthreads();
-  if (t == 0) stamp[4] = clock64();
+  if (stamp && t == 0) stamp[4] = clock64();
 
-  // O: thread t is columns 2 (t % 64) and 2 (t % 64) + 1 over key group t / 64
-  // (16 keys; dead keys have p 0 and V 0), then the groups' sum.
+  // O, unnormalised: thread t is columns 2 (t % 64) + {0, 1} over key group
+  // t / 64 (dead keys have p 0 and V 0).
   const int pair = t % 64, group = t / 64;
   float2 o[kGroup] = {};
 #pragma unroll
-  for (int j = 0; j < kKeys / 4; ++j) {
-    const int k = group * (kKeys / 4) + j;
+  for (int j = 0; j < kCtaKeys / kKeyGroups; ++j) {
+    const int k = group * (kCtaKeys / kKeyGroups) + j;
     const float2 vk =
-        __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v_s[k][2 * pair]));
-    const float4 pk = *reinterpret_cast<const float4*>(p_s[k]);
+        __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&sh.v_s[k][2 * pair]));
+    const float4 pk = *reinterpret_cast<const float4*>(sh.p_s[k]);
     const float pr[kGroup] = {pk.x, pk.y, pk.z, pk.w};
 #pragma unroll
     for (int r = 0; r < kGroup; ++r) {
@@ -227,16 +243,34 @@ __global__ void __launch_bounds__(kThreads) Direct(Args a) {
     }
   }
 #pragma unroll
-  for (int r = 0; r < kGroup; ++r) *reinterpret_cast<float2*>(&o_s[group][r][2 * pair]) = o[r];
+  for (int r = 0; r < kGroup; ++r) *reinterpret_cast<float2*>(&sh.o_s[group][r][2 * pair]) = o[r];
+}
+
+template <bool kUsePlan>
+__global__ void __launch_bounds__(kThreads) Direct(Args a) {
+  __shared__ OneTileShared<kKeys> sh;
+  const int t = threadIdx.x;
+  long long* stamp = a.stamps + blockIdx.x * kStamps;
+  if (t == 0) stamp[0] = clock64();
+  int kv_head = blockIdx.x, k_len, q_token = 0;
+  if constexpr (kUsePlan) {
+    const Segment seg = a.segments[a.worker_begin[blockIdx.x]];
+    kv_head = seg.kv_head;
+    k_len = seg.k_len;
+    q_token = seg.q_begin;
+  } else {
+    k_len = a.cache_seqlens[0];
+  }
+  AttendKeys<kKeys>(a, kv_head, 0, k_len, q_token, sh, stamp);
   __syncthreads();
   if (t == 0) stamp[5] = clock64();
   {
-    const int r = t / 64;  // thread t writes row t / 64, columns 2 (t % 64) + {0, 1}
-    const float total = sum_s[0][r] + sum_s[1][r];
+    const int r = t / 64, pair = t % 64;  // row t / 64, columns 2 (t % 64) + {0, 1}
+    const float total = sh.sum_s[0][r] + sh.sum_s[1][r];
     float2 sum = {0, 0};
 #pragma unroll
     for (int g = 0; g < kThreads / 64; ++g) {
-      const float2 part = *reinterpret_cast<const float2*>(&o_s[g][r][2 * pair]);
+      const float2 part = *reinterpret_cast<const float2*>(&sh.o_s[g][r][2 * pair]);
       sum.x += part.x;
       sum.y += part.y;
     }
@@ -260,184 +294,53 @@ template <int kSplit>
 __global__ void __cluster_dims__(kSplit, 1, 1) __launch_bounds__(4 * kKeys / kSplit) Split(Args a) {
   namespace cg = cooperative_groups;
   constexpr int kCtaKeys = kKeys / kSplit;
-  constexpr int kCtaThreads = 4 * kCtaKeys;
-  constexpr int kQuarter = kHeadDim / 4;
-  constexpr int kKeyWarps = (kCtaKeys + 31) / 32;
-  constexpr int kKeyGroups = kCtaThreads / 64;  // O: 64 column pairs x key groups
+  using Sh = OneTileShared<kCtaKeys>;
   constexpr int kMergeCols = kHeadDim / kSplit;
-  static_assert(kCtaThreads % 64 == 0 && kCtaKeys % kKeyGroups == 0, "thread roles");
-  static_assert(kGroup * kMergeCols / 2 == kCtaThreads, "one column pair a thread in the merge");
-  __shared__ __align__(16) float q_s[4][kGroup][kQuarter];
-  __shared__ __align__(16) __nv_bfloat16 v_s[kCtaKeys][kHeadDim];
-  __shared__ __align__(16) float s_part[4][kCtaKeys][kGroup];
-  __shared__ __align__(16) float p_s[kCtaKeys][kGroup];
-  __shared__ __align__(16) float o_s[kKeyGroups][kGroup][kHeadDim];
-  __shared__ float max_s[kKeyWarps][kGroup], sum_s[kKeyWarps][kGroup];
+  static_assert(kGroup * kMergeCols / 2 == Sh::kThreads, "one column pair a thread in the merge");
+  __shared__ Sh sh;
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
-  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-  const int kv_head = blockIdx.x / kSplit, first_key = rank * kCtaKeys;
-  const int k_len = a.cache_seqlens[0];
-
-  const int k_key = t % kCtaKeys, k_quarter = t / kCtaKeys;
-  const int v_key = t / 4, v_quarter = t % 4;
-  auto row_of = [&](int key, int quarter) {
-    const int page = a.page_table[key / kPageSize];
-    return ((int64_t{page} * kPageSize + key % kPageSize) * kKvHeads + kv_head) * kHeadDim +
-           quarter * kQuarter;
-  };
-  const bool k_live = first_key + k_key < k_len, v_live = first_key + v_key < k_len;
-  const int64_t k_row_at = row_of(first_key + k_key, k_quarter);
-  const int64_t v_row_at = row_of(first_key + v_key, v_quarter);
-  uint4 k_row[4], v_row[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    k_row[i] = k_live ? reinterpret_cast<const uint4*>(a.k + k_row_at)[i] : make_uint4(0, 0, 0, 0);
-    v_row[i] = v_live ? reinterpret_cast<const uint4*>(a.v + v_row_at)[i] : make_uint4(0, 0, 0, 0);
-  }
-  if (t < kGroup * kHeadDim / 8) {
-    const int r = t / (kHeadDim / 8), c = (t % (kHeadDim / 8)) * 8;
-    const uint4 raw =
-        *reinterpret_cast<const uint4*>(a.q + (int64_t{kv_head} * kGroup + r) * kHeadDim + c);
-    const __nv_bfloat16* e = reinterpret_cast<const __nv_bfloat16*>(&raw);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) q_s[c / kQuarter][r][c % kQuarter + j] = __bfloat162float(e[j]);
-  }
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    reinterpret_cast<uint4*>(&v_s[v_key][v_quarter * kQuarter])[i] = v_row[i];
-  }
-  __syncthreads();
-
-  float s[kGroup] = {};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const __nv_bfloat162* e = reinterpret_cast<const __nv_bfloat162*>(&k_row[i]);
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const float2 k01 = __bfloat1622float2(e[2 * j]), k23 = __bfloat1622float2(e[2 * j + 1]);
-#pragma unroll
-      for (int r = 0; r < kGroup; ++r) {
-        const float4 qv = *reinterpret_cast<const float4*>(&q_s[k_quarter][r][i * 8 + j * 4]);
-        s[r] = fmaf(qv.x, k01.x, fmaf(qv.y, k01.y, fmaf(qv.z, k23.x, fmaf(qv.w, k23.y, s[r]))));
-      }
-    }
-  }
-  *reinterpret_cast<float4*>(s_part[k_quarter][k_key]) = make_float4(s[0], s[1], s[2], s[3]);
-  __syncthreads();
-
-  // The softmax by the first kKeyWarps warps (lane t is key t; lanes past the
-  // CTA's keys hold -inf so that every lane of a warp takes the shuffles).
-  const int key = t;
-  const bool live = key < kCtaKeys && first_key + key < k_len;
-  float m[kGroup], p[kGroup], l[kGroup];
-  if (warp < kKeyWarps) {
-    float whole[kGroup] = {};
-    if (key < kCtaKeys) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const float4 part = *reinterpret_cast<const float4*>(s_part[q][key]);
-        whole[0] += part.x;
-        whole[1] += part.y;
-        whole[2] += part.z;
-        whole[3] += part.w;
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < kGroup; ++r) {
-      s[r] = live ? whole[r] * a.softmax_scale_log2 : -INFINITY;
-      m[r] = s[r];
-#pragma unroll
-      for (int o = 1; o < 32; o *= 2) m[r] = fmaxf(m[r], __shfl_xor_sync(~0u, m[r], o));
-    }
-    if (lane == 0) {
-#pragma unroll
-      for (int r = 0; r < kGroup; ++r) max_s[warp][r] = m[r];
-    }
-  }
-  __syncthreads();
-  if (warp < kKeyWarps) {
-#pragma unroll
-    for (int r = 0; r < kGroup; ++r) {
-      m[r] = max_s[0][r];
-#pragma unroll
-      for (int w = 1; w < kKeyWarps; ++w) m[r] = fmaxf(m[r], max_s[w][r]);
-      p[r] = live ? exp2f(s[r] - m[r]) : 0.f;
-      l[r] = p[r];
-#pragma unroll
-      for (int o = 1; o < 32; o *= 2) l[r] += __shfl_xor_sync(~0u, l[r], o);
-    }
-    if (key < kCtaKeys) *reinterpret_cast<float4*>(p_s[key]) = make_float4(p[0], p[1], p[2], p[3]);
-    if (lane == 0) {
-#pragma unroll
-      for (int r = 0; r < kGroup; ++r) sum_s[warp][r] = l[r];
-    }
-  }
-  __syncthreads();
-
-  // O, unnormalised: thread t is columns 2 (t % 64) + {0, 1} over key group t / 64.
-  {
-    const int pair = t % 64, group = t / 64;
-    float2 o[kGroup] = {};
-#pragma unroll
-    for (int j = 0; j < kCtaKeys / kKeyGroups; ++j) {
-      const int k = group * (kCtaKeys / kKeyGroups) + j;
-      const float2 vk =
-          __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v_s[k][2 * pair]));
-      const float4 pk = *reinterpret_cast<const float4*>(p_s[k]);
-      const float pr[kGroup] = {pk.x, pk.y, pk.z, pk.w};
-#pragma unroll
-      for (int r = 0; r < kGroup; ++r) {
-        o[r].x = fmaf(pr[r], vk.x, o[r].x);
-        o[r].y = fmaf(pr[r], vk.y, o[r].y);
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < kGroup; ++r) *reinterpret_cast<float2*>(&o_s[group][r][2 * pair]) = o[r];
-  }
+  const int t = threadIdx.x, kv_head = blockIdx.x / kSplit;
+  AttendKeys<kCtaKeys>(a, kv_head, rank * kCtaKeys, a.cache_seqlens[0], 0, sh, nullptr);
   cluster.sync();  // every CTA's state is in its shared memory
 
   // The merge of this CTA's columns: thread t is row r, columns c and c + 1.
-  {
-    const int r = t / (kMergeCols / 2);
-    const int c = rank * kMergeCols + 2 * (t % (kMergeCols / 2));
-    float m_of[kSplit], l_of[kSplit];
-    float2 o_of[kSplit];
+  const int r = t / (kMergeCols / 2);
+  const int c = rank * kMergeCols + 2 * (t % (kMergeCols / 2));
+  float m_of[kSplit], l_of[kSplit];
+  float2 o_of[kSplit];
 #pragma unroll
-    for (int j = 0; j < kSplit; ++j) {
-      const float* max_j = cluster.map_shared_rank(&max_s[0][0], j);
-      const float* sum_j = cluster.map_shared_rank(&sum_s[0][0], j);
-      const float* o_j = cluster.map_shared_rank(&o_s[0][0][0], j);
-      m_of[j] = max_j[r];
-      l_of[j] = sum_j[r];
+  for (int j = 0; j < kSplit; ++j) {
+    const Sh* other = cluster.map_shared_rank(&sh, j);
+    m_of[j] = other->max_s[0][r];
+    l_of[j] = other->sum_s[0][r];
 #pragma unroll
-      for (int w = 1; w < kKeyWarps; ++w) {
-        m_of[j] = fmaxf(m_of[j], max_j[w * kGroup + r]);  // the CTA's max, at which
-        l_of[j] += sum_j[w * kGroup + r];                 // every warp's sum was taken
-      }
-      o_of[j] = make_float2(0.f, 0.f);
-#pragma unroll
-      for (int g = 0; g < kKeyGroups; ++g) {
-        const float2 part = *reinterpret_cast<const float2*>(o_j + (g * kGroup + r) * kHeadDim + c);
-        o_of[j].x += part.x;
-        o_of[j].y += part.y;
-      }
+    for (int w = 1; w < Sh::kKeyWarps; ++w) {
+      m_of[j] = fmaxf(m_of[j], other->max_s[w][r]);  // the CTA's max, at which
+      l_of[j] += other->sum_s[w][r];                 // every warp's sum was taken
     }
-    float top = m_of[0];
+    o_of[j] = make_float2(0.f, 0.f);
 #pragma unroll
-    for (int j = 1; j < kSplit; ++j) top = fmaxf(top, m_of[j]);
-    float total = 0.f;
-    float2 sum = {0.f, 0.f};
-#pragma unroll
-    for (int j = 0; j < kSplit; ++j) {
-      const float w = m_of[j] == -INFINITY ? 0.f : exp2f(m_of[j] - top);
-      total += w * l_of[j];
-      sum.x += w * o_of[j].x;
-      sum.y += w * o_of[j].y;
+    for (int g = 0; g < Sh::kKeyGroups; ++g) {
+      const float2 part = *reinterpret_cast<const float2*>(&other->o_s[g][r][c]);
+      o_of[j].x += part.x;
+      o_of[j].y += part.y;
     }
-    *reinterpret_cast<__nv_bfloat162*>(a.out + (int64_t{kv_head} * kGroup + r) * kHeadDim + c) =
-        __floats2bfloat162_rn(sum.x / total, sum.y / total);
   }
+  float top = m_of[0];
+#pragma unroll
+  for (int j = 1; j < kSplit; ++j) top = fmaxf(top, m_of[j]);
+  float total = 0.f;
+  float2 sum = {0.f, 0.f};
+#pragma unroll
+  for (int j = 0; j < kSplit; ++j) {
+    const float w = m_of[j] == -INFINITY ? 0.f : exp2f(m_of[j] - top);
+    total += w * l_of[j];
+    sum.x += w * o_of[j].x;
+    sum.y += w * o_of[j].y;
+  }
+  *reinterpret_cast<__nv_bfloat162*>(a.out + (int64_t{kv_head} * kGroup + r) * kHeadDim + c) =
+      __floats2bfloat162_rn(sum.x / total, sum.y / total);
   cluster.sync();  // no CTA leaves while another reads its shared memory
 }
 
@@ -461,15 +364,6 @@ __global__ void ReadFlush(const int4* p, size_t n, int* sink) {
   }
   if (acc.x == 0x12345) sink[0] = acc.x;
 }
-
-#define CHECK_CUDA(x)                                                                        \
-  do {                                                                                       \
-    const cudaError_t e = (x);                                                               \
-    if (e != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 template <typename T>
 T* Upload(const std::vector<T>& host) {

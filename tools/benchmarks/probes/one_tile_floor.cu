@@ -7,7 +7,10 @@
 // Kernels, each on a grid of 8 CTAs (one per KV head, as our plan's 8 workers):
 //   empty       nothing: the launch floor of this timing (one config as ours,
 //               160 threads and 91 KB of dynamic shared memory; one as
-//               `direct`'s, 256 threads)
+//               `direct`'s, 256 threads); and on 264 CTAs of ours, the grid
+//               of a graph captured with DeviceMetadata's capacity view (every
+//               worker gets a CTA; the benchmark's graphs launch the plan's
+//               worker span, 8 CTAs for this call)
 //   chain       one thread walks our plan's dependent loads: worker_begin,
 //               its segment, the page id, one K element, one store
 //   direct      the whole answer by plain code, 256 threads: each issues its
@@ -546,6 +549,9 @@ int main() {
         [&] { Empty<<<kKvHeads, 160, kOurSmem, stream>>>(args); }, before);
     measure(
         "empty, 8 x 256", [&] { Empty<<<kKvHeads, kThreads, 0, stream>>>(args); }, before);
+    measure(
+        "empty, 264 x 160, 91 KB dynamic smem",
+        [&] { Empty<<<264, 160, kOurSmem, stream>>>(args); }, before);
     measure(
         "chain (plan, page id, K, store)", [&] { Chain<<<kKvHeads, 32, 0, stream>>>(args); },
         before);

@@ -4,7 +4,8 @@
 // benchmark times it (a CUDA graph of the launch, events around each replay,
 // median)? The issue's bar is 6 us; ours takes 7.2 (NOTES.md "Speed").
 //
-// Kernels, each on a grid of 8 CTAs (one per KV head, as our plan's 8 workers):
+// Kernels, each on a grid of 8 CTAs (one per KV head, as our plan's 8 workers)
+// unless said:
 //   empty       nothing: the launch floor of this timing (one config as ours,
 //               160 threads and 91 KB of dynamic shared memory; one as
 //               `direct`'s, 256 threads); and on 264 CTAs of ours, the grid
@@ -21,7 +22,11 @@
 //               four key groups; bf16 out
 //   direct_plan `direct` behind the plan's two dependent loads (worker_begin,
 //               then the segment), as a graph-replayable plan reads them
-// `direct` is checked against a float64 reference before it is timed. Each
+//   split2/4    `direct`'s arithmetic over 2 or 4 CTAs a KV head (16 or 32
+//               CTAs in clusters of 2 or 4), merged in distributed shared
+//               memory (Split, below)
+// `direct`, `direct_plan` and `split` are checked against a float64 reference
+// before they are timed. Each
 // kernel is timed three ways: `warm` (nothing before the start event: the
 // benchmark's warm timing before `QW`, which also timed the host's graph
 // submission), `held` (behind a 50-us stream hold: its warm timing since) and
@@ -30,7 +35,8 @@
 // Not part of the build: on this machine
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a \
 //       -o one_tile_floor tools/benchmarks/probes/one_tile_floor.cu
-// then run the binary on the GPU machine (h200_2026-12-05_one_tile/).
+// then run the binary on the GPU machine (h200_2026-12-05_one_tile/,
+// h200_2026-12-06_peers_at_head/).
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>

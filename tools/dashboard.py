@@ -100,7 +100,8 @@ METRIC_LABELS = {"E": "E", "vs_best_peer": "vs best peer", "time_us": "time (us)
 # Benchmark families the page knows.
 ATTENTION_PREFIX = "BM_PagedAttention"
 ATTENTION_CASES = ("Decode", "DraftExtend", "Verify", "Skewed", "Uniform", "OneTile",
-                   "OneTileInGraph", "PageSweep", "Prefill", "TreeVerify", "TreeDraftDecode",
+                   "OneTileInGraph", "OneTileFullGrid",
+                   "PageSweep", "Prefill", "TreeVerify", "TreeDraftDecode",
                    "Gqa", "Window", "Softcap")
 PEER_PREFIX = "Peer_"
 PLANNER_FAMILIES = ("BM_PlanEager", "BM_PlanReplay", "BM_PlanReplayHostGather")

@@ -399,7 +399,8 @@ def table_row(entry, time_us, best):
 # The owner's questions on the bars (NOTES.md, "What limits it now"), answered
 # from the same run: how many decode bars against a peer on contiguous K/V an
 # allowance for the shuffled pool would meet, and the one-tile bar read as a
-# call inside a captured graph (OneTileInGraph) instead of a one-node graph.
+# call inside a captured graph (OneTileInGraph) instead of a one-node graph,
+# with the one-node graph's time on a capacity graph's grid (OneTileFullGrid).
 DECODE_ALLOWANCES = (0.01, 0.02, 0.03, 0.05)
 
 
@@ -430,6 +431,11 @@ def readings(table):
             lines.append(f"{base[len('BM_PagedAttention'):]}: {r['us']:.2f} us as a one-node graph;"
                          f" {g['us']:.2f} us per call in a graph of {calls} (time_us<=6.0 "
                          f"{'ok' if ok else 'MISS'})")
+        full = by_name.get(base.replace("OneTile/", "OneTileFullGrid/", 1) + "/grid:all/iterations:"
+                           + r["name"].partition("/iterations:")[2])
+        if full is not None:
+            lines.append(f"{base[len('BM_PagedAttention'):]}: {full['us']:.2f} us as a one-node"
+                         " graph with a CTA for every worker (a graph captured for any batch)")
     return lines
 
 

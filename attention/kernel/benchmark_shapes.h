@@ -41,6 +41,11 @@ struct AttentionBenchmarkShape {
   // > 0: the merge launch sized for this many merge tasks, as in a CUDA graph
   // captured for a larger batch and replayed with this one (LargeGraph).
   int32_t merge_task_capacity = 0;
+  // A CTA for every worker of the GPU, idle ones too, as in a CUDA graph
+  // captured with DeviceMetadata's capacity view (OneTileFullGrid; named
+  // /grid:all). Otherwise the launch covers the plan's worker span, as an
+  // eager launch does (8 CTAs for a one-tile call).
+  bool every_worker = false;
   // The call's options beyond the causal mask (Window, Softcap): a sliding
   // window of window_left keys before the diagonal (-1: none), named
   // /window:W, and logits capped at softcap * tanh(s / softcap) (0: none),
@@ -180,6 +185,13 @@ inline std::vector<AttentionBenchmarkShape> AttentionBenchmarkShapes() {
   add(warm(uniform("OneTile", 32, 8, 1, 8, 64)));
   add(warm(uniform("Decode", 32, 8, 1, 1, 4096)));
   add(warm(uniform("Decode", 32, 8, 64, 1, 4096)));
+  // The one-tile calls on the grid of a graph captured for any batch: every
+  // worker's CTA, where OneTile launches the 8 its plan uses.
+  for (int32_t q : {1, 8}) {
+    AttentionBenchmarkShape full = warm(uniform("OneTileFullGrid", 32, 8, 1, q, 64));
+    full.every_worker = true;
+    add(full);
+  }
   // The one-tile calls as 16 calls in one graph, per call: what a call adds
   // to a captured decode step (OneTile pays a one-node graph's launch too).
   for (int32_t q : {1, 8}) {

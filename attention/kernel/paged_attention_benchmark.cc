@@ -17,6 +17,8 @@
 // .../merge_capacity:M, a one-request verify whose merge launch is sized for M tasks, as in a
 // graph captured for a larger batch: compare with the Verify case of the same shape;
 // OneTileInGraph cases: .../calls:N, N one-tile calls captured in one graph, timed per call;
+// OneTileFullGrid cases: .../grid:all, the one-tile call launched with a CTA for every worker,
+// as a graph captured with DeviceMetadata's capacity view launches it;
 // Gqa cases: decode and verify at GQA ratios that are not powers of two, 24/8, 40/8, 28/4;
 // Window / Softcap cases: .../window:W (a sliding window of W keys before the diagonal) or
 // .../softcap:S (logits capped at S), each beside a twin without the option that reads the
@@ -243,8 +245,9 @@ absl::Status Prepare(const Case& c, Setup& setup) {
     md.tree_mask = setup.tree_mask.as<uint64_t>();
   }
   WorkPlanView& plan = md.plan;
-  // As DeviceMetadata::metadata_for launches a plan: CTAs for the workers it uses.
-  plan.num_workers = setup.counts.worker_span;
+  // As DeviceMetadata::metadata_for launches a plan: CTAs for the workers it
+  // uses; or, as a graph captured with its capacity view, for every worker.
+  plan.num_workers = c.shape.every_worker ? config.num_workers : setup.counts.worker_span;
   plan.max_segments = static_cast<int32_t>(segments.size());
   // The plan's exact merge count: what an eager launch of this plan sizes
   // (or the capacity of a larger graph's capture).
@@ -386,6 +389,7 @@ Case CaseOf(const AttentionBenchmarkShape& shape) {
   }
   if (shape.warm_l2) c.name += "/l2:warm";
   if (shape.calls_per_graph > 1) c.name += absl::StrCat("/calls:", shape.calls_per_graph);
+  if (shape.every_worker) c.name += "/grid:all";
   if (shape.merge_task_capacity > 0) {
     c.name += absl::StrCat("/merge_capacity:", shape.merge_task_capacity);
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call 8 (device tool; carry: carry.tar.xz = gpu_bundle of 4a60f29, the
+# Call 8 (device tool; carry: carry.tar.xz = gpu_bundle of 9798e44 = 4a60f29 and records, the
 # benchmark with OneTileFullGrid): the one-tile families, three rounds of the
 # benchmark's own three repetitions each. Prediction: predictions.txt,
 # "call 8".

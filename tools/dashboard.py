@@ -84,7 +84,7 @@ BARS = (
     dict(id="page_1_vs_64", text="page size 1 vs 64, same shape (speed)", metric="page1_vs_64",
          op=">=", target=0.80, cases=None, where={"l2": "cold"}),
     dict(id="one_tile", text="one-tile call (q=1, KV 64), attention + combine", metric="time_us",
-         op="<=", target=6.0, cases=("OneTile",), where={}),
+         op="<=", target=6.0, cases=("OneTile",), where={"q": (1, 1)}),
     dict(id="peer_64_8", text="vs best PyTorch peer, 64/8 heads, q >= 4", metric="vs_best_peer",
          op=">=", target=1.3, cases=DECODE_VERIFY,
          where={"l2": "cold", "heads": "64_8", "q": (4, None)}),

@@ -274,6 +274,10 @@ class DashboardTest(unittest.TestCase):
                 td = find_row(self.body, benchmark)[column]
                 self.assertIn(status, td.classes())
                 self.assertIn(f"bar: {bar} ", td.attrs.get("title", ""))
+        # The one-tile bar is the q=1 call's: q=8 is shown, not judged.
+        q8 = find_row(self.body, "BM_PagedAttentionOneTile/heads:32_8/hd:128/batch:1/q:8/"
+                                 "kv:64/page:16/l2:cold")
+        self.assertEqual(q8["time (us)"].classes() & {"met", "miss"}, set())
         # L2-warm results are shown but not judged.
         warm = find_row(self.body, "BM_PagedAttentionDecode/heads:32_8/hd:128/batch:32/q:1/"
                                    "kv:4096/page:16/l2:warm")

@@ -183,6 +183,9 @@ def kernel_runs():
     # A case the dashboard does not know: must land in the generic table.
     extra.append(("BM_PagedAttentionMixed/heads:32_8/hd:128/batch:8/q:3/kv:2048/page:16", 41.0,
                   lambda t: {"TB/s": 1.9}))
+    # One tile at q=8: timed, but the one-tile bar is the q=1 call's.
+    extra.append(("BM_PagedAttentionOneTile/heads:32_8/hd:128/batch:1/q:8/kv:64/page:16", 7.9,
+                  lambda t: {"kv_bytes": kv_bytes(32, 8, 1, 64), "splits": 1}))
     for i, (name, t0, counters) in enumerate(extra):
         reps = [t0 * (1 + rng.gauss(0, 0.01)) for _ in range(REPS)]
         run2 += entries_with_reps(name, family + i, 0, reps, counters, aggregates_only=True)

@@ -380,6 +380,17 @@ def time_us_of(entry):
     return entry["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[entry["time_unit"]]
 
 
+def is_case_result(entry):
+    """Whether a benchmark entry is one of our cases' results: a median over
+    repetitions (or a run without repetitions), not another aggregate, a single
+    repetition, the copy rate or a failed case."""
+    if entry.get("run_type") == "aggregate" and entry.get("aggregate_name") != "median":
+        return False
+    if entry.get("run_type") == "iteration" and entry.get("repetitions", 1) > 1:
+        return False
+    return entry["name"].startswith("BM_PagedAttention") and not entry.get("error_occurred")
+
+
 def table_row(entry, time_us, best):
     """One of our cases in the table: its figures and its bars, met or not."""
     run_name = entry.get("run_name", entry["name"])
@@ -422,7 +433,7 @@ def readings(table):
     for r in table:
         if not r["name"].startswith("BM_PagedAttentionOneTile/"):
             continue
-        base = r["name"].partition("/iterations:")[0]
+        base, _, suffix = r["name"].partition("/iterations:")
         in_graph_prefix = base.replace("OneTile/", "OneTileInGraph/", 1) + "/calls:"
         in_graph = [g for name, g in by_name.items() if name.startswith(in_graph_prefix)]
         for g in in_graph:
@@ -431,7 +442,7 @@ def readings(table):
             lines.append(f"{base[len('BM_PagedAttention'):]}: {r['us']:.2f} us as a one-node graph;"
                          f" {g['us']:.2f} us per call in a graph of {calls}{judged}")
         full = by_name.get(base.replace("OneTile/", "OneTileFullGrid/", 1) + "/grid:all/iterations:"
-                           + r["name"].partition("/iterations:")[2])
+                           + suffix)
         if full is not None:
             lines.append(f"{base[len('BM_PagedAttention'):]}: {full['us']:.2f} us as a one-node"
                          " graph with a CTA for every worker (a graph captured for any batch)")
@@ -450,15 +461,8 @@ def readings_of_run(path):
     """The readings of a JSON this script wrote (a committed run)."""
     with open(path) as f:
         run = json.load(f)
-    table = []
-    for entry in run["benchmarks"]:
-        if not entry["name"].startswith("BM_PagedAttention") or entry.get("error_occurred"):
-            continue
-        if entry.get("run_type") == "aggregate" and entry.get("aggregate_name") != "median":
-            continue
-        if entry.get("run_type") == "iteration" and entry.get("repetitions", 1) > 1:
-            continue
-        table.append(table_row(entry, time_us_of(entry), None))
+    table = [table_row(entry, time_us_of(entry), None) for entry in run["benchmarks"]
+             if is_case_result(entry)]
     print(f"{path}: GPU {run['context'].get('gpu', 'unknown')}, "
           f"revision {run['context'].get('git_revision', 'unknown')}")
     print_readings(table)
@@ -542,14 +546,8 @@ def main():
     started = time.time()
     for entry in ours["benchmarks"]:
         name = entry["name"]
-        if entry.get("run_type") == "aggregate" and entry.get("aggregate_name") != "median":
-            out.append(entry)
-            continue
-        if entry.get("run_type") == "iteration" and entry.get("repetitions", 1) > 1:
-            out.append(entry)  # repetitions stay for compare.py's U test
-            continue
-        if not name.startswith("BM_PagedAttention") or entry.get("error_occurred"):
-            out.append(entry)
+        if not is_case_result(entry):
+            out.append(entry)  # as it is (repetitions stay for compare.py's U test)
             continue
         if args.filter and not re.search(args.filter, name):
             continue

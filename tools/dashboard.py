@@ -12,7 +12,7 @@ What the page shows, top to bottom:
   - regressions since the last run, found by Google Benchmark's own compare.py
     (Debian's libbenchmark-tools): its U test where the runs have repetitions,
     else its plain time ratio (the page says which);
-  - the issue-10 bars (BARS below) with how many shapes meet each;
+  - the issue-10 bars (tools/issue_bars.py) with how many shapes meet each;
   - each run's context (GPU, CUDA, git revision, date, copy rate);
   - charts: KV bandwidth vs KV length per query count, E per case, ours vs
     each PyTorch peer per shape, prefill TFLOP/s, planner host cost vs batch,
@@ -47,53 +47,10 @@ import subprocess
 import sys
 import tempfile
 
+import issue_bars  # beside this script: the bars, shared with tools/peer_benchmark.py
+
 SYSTEM_PYTHON = "/usr/bin/python3"
 
-# ---------------------------------------------------------------------------
-# The bars of issue 10. One row per bar; for each (result, metric) the FIRST
-# matching row wins, so specific rows come before the general ones.
-#   metric: E             TB/s over the copy rate of the same run
-#           vs_best_peer  our speed over the best PyTorch peer's (same shape)
-#           time_us       kernel time in microseconds
-#           skew_ratio    Skewed time over the Uniform time of equal KV bytes
-#           page1_vs_64   speed with page size 1 over speed with page size 64
-#   cases:  our BM_PagedAttention<Case> cases the row applies to (None: any)
-#   where:  arg -> (lo, hi) inclusive numeric range (None: open) or a string
-#   any_of: alternatives of `where` dicts; one of them must match as well
-# Bars hold for L2-cold runs only (l2:warm results are shown, never judged).
-# ---------------------------------------------------------------------------
-DECODE_VERIFY = ("Decode", "DraftExtend", "Verify")
-BARS = (
-    dict(id="one_request_128k", text="one request, KV 128k, q=1..8", metric="E", op=">=",
-         target=0.85, cases=DECODE_VERIFY,
-         where={"l2": "cold", "batch": (1, 1), "kv": (131072, None), "q": (1, 8)}),
-    dict(id="one_request_32k", text="one request, KV 32k, q=1", metric="E", op=">=",
-         target=0.75, cases=DECODE_VERIFY,
-         where={"l2": "cold", "batch": (1, 1), "kv": (32768, 32768), "q": (1, 1)}),
-    dict(id="decode", text="decode q=1, KV >= 16k per request or batch >= 32", metric="E",
-         op=">=", target=0.90, cases=("Decode",), where={"l2": "cold", "q": (1, 1)},
-         any_of=({"kv": (16384, None)}, {"batch": (32, None)})),
-    dict(id="verify_32_8", text="draft-extend / verify q=2..8, 32/8 heads, KV >= 4k",
-         metric="E", op=">=", target=0.85, cases=("DraftExtend", "Verify"),
-         where={"l2": "cold", "heads": "32_8", "q": (2, 8), "kv": (4096, None)}),
-    dict(id="verify_64_8", text="draft-extend / verify q=2..8, 64/8 heads, KV >= 4k",
-         metric="E", op=">=", target=0.80, cases=("DraftExtend", "Verify"),
-         where={"l2": "cold", "heads": "64_8", "q": (2, 8), "kv": (4096, None)}),
-    dict(id="skewed", text="skewed batch vs the uniform batch of equal bytes (time)",
-         metric="skew_ratio", op="<=", target=1.10, cases=("Skewed",), where={"l2": "cold"}),
-    dict(id="page_1_vs_64", text="page size 1 vs 64, same shape (speed)", metric="page1_vs_64",
-         op=">=", target=0.80, cases=None, where={"l2": "cold"}),
-    dict(id="one_tile", text="one-tile call (q=1, KV 64), attention + combine", metric="time_us",
-         op="<=", target=6.0, cases=("OneTile",), where={"q": (1, 1)}),
-    dict(id="peer_64_8", text="vs best PyTorch peer, 64/8 heads, q >= 4", metric="vs_best_peer",
-         op=">=", target=1.3, cases=DECODE_VERIFY,
-         where={"l2": "cold", "heads": "64_8", "q": (4, None)}),
-    dict(id="peer_long_one_request", text="vs best PyTorch peer, one request, KV >= 32k, q >= 4",
-         metric="vs_best_peer", op=">=", target=1.3, cases=DECODE_VERIFY,
-         where={"l2": "cold", "batch": (1, 1), "kv": (32768, None), "q": (4, None)}),
-    dict(id="peer", text="vs best PyTorch peer, every decode / draft-extend / verify shape",
-         metric="vs_best_peer", op=">=", target=1.0, cases=DECODE_VERIFY, where={"l2": "cold"}),
-)
 METRIC_LABELS = {"E": "E", "vs_best_peer": "vs best peer", "time_us": "time (us)",
                  "skew_ratio": "skewed / uniform time", "page1_vs_64": "page 1 / page 64 speed"}
 
@@ -111,7 +68,7 @@ COPY_FAMILY = "BM_DeviceCopy"
 # Argument names across benchmark versions -> one name.
 ARG_ALIASES = {"kv_len": "kv", "page_size": "page", "head_dim": "hd"}
 # Defaults of the attention benchmarks when a run does not name the arg.
-ATTENTION_DEFAULTS = {"hd": "128", "l2": "cold"}
+ATTENTION_DEFAULTS = issue_bars.ATTENTION_DEFAULTS
 ARG_ORDER = ("heads", "hd", "batch", "q", "kv", "context", "page", "l2")
 # Name components Google Benchmark adds for run options, not shape.
 RUN_OPTION_KEYS = {"min_time", "min_warmup_time", "repeats", "iterations", "threads"}
@@ -454,7 +411,7 @@ class Analysis:
         for result in self.ours("attention"):
             self.metrics[result.name] = self._metrics(result)
             self.status[result.name] = {
-                metric: (bar, self._met(bar, value))
+                metric: (bar, issue_bars.met(bar, value))
                 for metric, (value, _) in self.metrics[result.name].items()
                 for bar in [self.bar_for(result, metric)] if bar is not None}
 
@@ -519,37 +476,10 @@ class Analysis:
         return fallback
 
     @staticmethod
-    def bar_applies(bar, result):
+    def bar_for(result, metric):
         if result.kind != "attention":
-            return False
-        if bar["cases"] is not None and result.case not in bar["cases"]:
-            return False
-
-        def matches(where):
-            for key, want in where.items():
-                have = result.args.get(key)
-                if isinstance(want, str):
-                    if have != want:
-                        return False
-                else:
-                    value = as_int(have)
-                    if value is None or (want[0] is not None and value < want[0]) or (
-                            want[1] is not None and value > want[1]):
-                        return False
-            return True
-
-        return matches(bar.get("where", {})) and (
-            not bar.get("any_of") or any(matches(w) for w in bar["any_of"]))
-
-    def bar_for(self, result, metric):
-        for bar in BARS:
-            if bar["metric"] == metric and self.bar_applies(bar, result):
-                return bar
-        return None
-
-    @staticmethod
-    def _met(bar, value):
-        return value >= bar["target"] if bar["op"] == ">=" else value <= bar["target"]
+            return None
+        return issue_bars.bar_for(result.case, result.args, metric)
 
 
 # ---------------------------------------------------------------------------
@@ -745,7 +675,7 @@ STATUS_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#78909c"}
 
 def chart_bandwidth(plt, analysis):
     # bf16 only: the fp16 twins (dtype:fp16) would draw over their points.
-    results = [r for r in analysis.ours("attention") if r.case in DECODE_VERIFY
+    results = [r for r in analysis.ours("attention") if r.case in issue_bars.DECODE_VERIFY
                and r.args.get("l2") == "cold" and "TB/s" in r.counters
                and as_int(r.args.get("kv")) is not None and "dtype" not in r.args]
     if not results:
@@ -829,8 +759,8 @@ def chart_efficiency(plt, analysis):
 
 def chart_peers(plt, analysis):
     rows = []
-    for r in sorted((r for r in analysis.ours("attention") if r.case in DECODE_VERIFY),
-                    key=lambda r: (DECODE_VERIFY.index(r.case), sort_key(r))):
+    for r in sorted((r for r in analysis.ours("attention") if r.case in issue_bars.DECODE_VERIFY),
+                    key=lambda r: (issue_bars.DECODE_VERIFY.index(r.case), sort_key(r))):
         peers = analysis.peers_for(r)
         if peers:
             rows.append((r, peers))
@@ -1153,7 +1083,7 @@ def regressions_section(comparisons, series):
 
 def bars_section(analysis):
     rows = []
-    for bar in BARS:
+    for bar in issue_bars.BARS:
         judged = [(analysis.latest[name], analysis.metrics[name][bar["metric"]][0], met)
                   for name, statuses in analysis.status.items()
                   for b, met in statuses.values() if b is bar]

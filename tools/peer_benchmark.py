@@ -30,11 +30,14 @@ Runs on the GPU machine with its python3 and PyTorch:
    and shape, and the context of our run plus the peers' (torch version).
    Its git_revision is the bundle's REVISION (tools/gpu_bundle.sh: the
    commit, +uncommitted for a dirty tree) unless --context names one.
-4. Prints a table per case with the issue's bars: met or not; then the
-   other readings of the bars that wait on the owner (NOTES.md, "What limits
-   it now"): the decode bars an allowance for the shuffled pool would meet,
-   and the one-tile bar per call in a captured graph.
-   `--readings PEERS_JSON` prints those readings of a committed run.
+4. Prints a table per case with the issue's bars (tools/issue_bars.py, the
+   dashboard's too; L2-cold cases and the one-tile call): met or not; the
+   count of issue 10's bars and of issue 13's tree bars; then the other
+   readings of the bars that wait on the owner (NOTES.md, "What limits it
+   now"): the decode bars an allowance for the shuffled pool would meet, and
+   the one-tile bar per call in a captured graph.
+   `--readings PEERS_JSON` prints the counts and those readings of a
+   committed run.
 
 --dry-run replaces PyTorch by made-up timings (for testing this script on a
 machine without a GPU).
@@ -48,6 +51,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import issue_bars  # beside this script: the bars, shared with tools/dashboard.py
 
 REPLAYS = 31
 FLUSH_BYTES = 256 << 20
@@ -320,29 +325,18 @@ class DryPeers:
                 **({"flex": (total / 2.5e12 * 1e3 + 0.02, "dry")} if with_flex else {})}
 
 
-# The issue's bars, checked per case (first match wins).
-def bars_for(case, hq, hkv, requests):
-    q = requests[0][0]
-    kv = requests[0][1]
-    batch = len(requests)
-    if case == "OneTile":  # the issue's bar is the q=1 call's; q=8 is timed, not judged
-        return [("time_us", "<=", 6.0)] if q == 1 else []
-    if case not in ("Decode", "DraftExtend", "Verify"):
-        return []
-    bars = []
-    if batch == 1 and kv >= 131072 and q <= 8:
-        bars.append(("E", ">=", 0.85))
-    elif batch == 1 and kv == 32768 and q == 1:
-        bars.append(("E", ">=", 0.75))
-    elif q == 1 and (kv >= 16384 or batch >= 32):
-        bars.append(("E", ">=", 0.90))
-    elif 2 <= q <= 8 and kv >= 4096 and (hq, hkv) == (32, 8):
-        bars.append(("E", ">=", 0.85))
-    elif 2 <= q <= 8 and kv >= 4096 and (hq, hkv) == (64, 8):
-        bars.append(("E", ">=", 0.80))
-    strong = q >= 4 and ((hq, hkv) == (64, 8) or (batch == 1 and kv >= 32768))
-    bars.append(("vs_best_peer", ">=", 1.3 if strong else 1.0))
-    return bars
+# The metrics of a table row that a bar of tools/issue_bars.py may judge, in
+# the order the table prints them.
+ROW_METRICS = ("E", "time_us", "vs_best_peer")
+
+
+def bars_for(case, args):
+    """[(metric, op, target)]: the bars of issue 10 that judge one of our cases
+    (args as in its name), the first matching row of tools/issue_bars.py per
+    metric; none for an L2-warm case but the one-tile call."""
+    args = {**issue_bars.ATTENTION_DEFAULTS, **args}
+    return [(bar["metric"], bar["op"], bar["target"]) for metric in ROW_METRICS
+            for bar in [issue_bars.bar_for(case, args, metric)] if bar is not None]
 
 
 def option_twins(table):
@@ -395,16 +389,70 @@ def table_row(entry, time_us, best):
     """One of our cases in the table: its figures and its bars, met or not."""
     run_name = entry.get("run_name", entry["name"])
     case, shape_args = parse_args(run_name)
-    hq, hkv, _, requests = shape_of(case, shape_args)
     e = entry.get("E", 0.0)
     row = {"name": run_name, "us": time_us, "E": e, "TB/s": entry.get("TB/s", 0.0),
            "best": best, "bars": []}
-    for metric, op, bound in bars_for(case, hq, hkv, requests):
+    for metric, op, bound in bars_for(case, shape_args):
         value = {"E": e, "time_us": time_us, "vs_best_peer": entry.get("vs_best_peer")}[metric]
         if value is None:
             continue
         row["bars"].append((metric, op, bound, value, check(value, op, bound)))
     return row
+
+
+def relations_of(table):
+    """[(issue, what, value, op, bound, met)]: the bars that compare two of our
+    cases. Issue 10's: a skewed batch's time over the uniform batch's of equal
+    bytes, page size 1's speed over page size 64's; issue 13's: a tree step's
+    time over the chain's of the same shape."""
+    medians = {r["name"]: r for r in table}
+    relations = []
+
+    def judge(issue, bar, what, ratio):
+        relations.append((issue, what, ratio, bar["op"], bar["target"], issue_bars.met(bar, ratio)))
+
+    skewed_bar = issue_bars.bar_by_id("skewed")
+    page_bar = issue_bars.bar_by_id("page_1_vs_64")
+    for r in table:
+        case, args = parse_args(r["name"])
+        args = {**issue_bars.ATTENTION_DEFAULTS, **args}
+        if issue_bars.applies(skewed_bar, case, args):
+            uniform = [u for u in table if u["name"].startswith("BM_PagedAttentionUniform/")
+                       and parse_args(u["name"])[1]["q"] == args["q"]]
+            if uniform:
+                judge(10, skewed_bar, f"skewed/uniform q={args['q']}", r["us"] / uniform[0]["us"])
+        # (run names end in Google Benchmark's "/iterations:1/repeats:3/manual_time")
+        base, _, suffix = r["name"].partition("/iterations:")
+        if base.endswith("/page:1") and issue_bars.applies(page_bar, case, args):
+            other = base[:-len("page:1")] + "page:64" + (f"/iterations:{suffix}" if suffix else "")
+            if other in medians:  # page-1 speed over page-64 speed
+                judge(10, page_bar, r["name"].split("/", 1)[1] + " page1/page64 speed",
+                      medians[other]["us"] / r["us"])
+        # Tree verify vs the chain verify of the same nd; a tree draft decode
+        # step vs the chain draft extend of q = topk.
+        for tree_case, chain_case in (("TreeVerify", "Verify"), ("TreeDraftDecode", "DraftExtend")):
+            prefix = f"BM_PagedAttention{tree_case}/"
+            if r["name"].startswith(prefix) and "/tree:" in r["name"]:
+                chain = "/".join([f"BM_PagedAttention{chain_case}"] +
+                                 [p for p in r["name"].split("/")[1:] if not p.startswith("tree:")])
+                if chain in medians:
+                    judge(13, issue_bars.TREE_VS_CHAIN,
+                          r["name"][len("BM_PagedAttention"):] + " tree/chain time",
+                          r["us"] / medians[chain]["us"])
+    return relations
+
+
+def print_bar_counts(table, relations):
+    """The bars met and missed: issue 10's (each case's and the skewed and page
+    relations), then issue 13's tree bars where the run has tree cases."""
+    issue10 = [ok for r in table for *_, ok in r["bars"]]
+    issue10 += [ok for issue, *_, ok in relations if issue == 10]
+    print(f"bars: {sum(issue10)} met, {len(issue10) - sum(issue10)} missed (issue 10's)")
+    trees = [ok for issue, *_, ok in relations if issue == 13]
+    if trees:
+        print(f"tree bars: {sum(trees)} met, {len(trees) - sum(trees)} missed"
+              f" (issue 13's: {issue_bars.TREE_VS_CHAIN['text']}"
+              f" {issue_bars.TREE_VS_CHAIN['op']} {issue_bars.TREE_VS_CHAIN['target']})")
 
 
 # The owner's questions on the bars (NOTES.md, "What limits it now"), answered
@@ -465,6 +513,7 @@ def readings_of_run(path):
              if is_case_result(entry)]
     print(f"{path}: GPU {run['context'].get('gpu', 'unknown')}, "
           f"revision {run['context'].get('git_revision', 'unknown')}")
+    print_bar_counts(table, relations_of(table))
     print_readings(table)
 
 
@@ -604,37 +653,7 @@ def main():
         out.append(entry)
         table.append(table_row(entry, time_us, best))
 
-    # Skewed vs the uniform batch of equal bytes; page 1 vs page 64.
-    medians = {r["name"]: r for r in table}
-    relations = []
-    for r in table:
-        if r["name"].startswith("BM_PagedAttentionSkewed"):
-            q = parse_args(r["name"])[1]["q"]
-            uniform = [u for u in table if u["name"].startswith("BM_PagedAttentionUniform")
-                       and parse_args(u["name"])[1]["q"] == q]
-            if uniform:
-                ratio = r["us"] / uniform[0]["us"]
-                relations.append((f"skewed/uniform q={q}", ratio, "<=", 1.10, ratio <= 1.10))
-        # (run names end in Google Benchmark's "/iterations:1/repeats:3/manual_time")
-        base, _, suffix = r["name"].partition("/iterations:")
-        if base.endswith("/page:1"):
-            other = base[:-len("page:1")] + "page:64" + (f"/iterations:{suffix}" if suffix else "")
-            if other in medians:
-                ratio = medians[other]["us"] / r["us"]  # page-1 speed over page-64 speed
-                relations.append((r["name"].split("/", 1)[1] + " page1/page64 speed", ratio,
-                                  ">=", 0.80, ratio >= 0.80))
-
-        # Tree verify vs the chain verify of the same nd (issue 13: <= 1.15x);
-        # a tree draft decode step vs the chain draft extend of q = topk.
-        for tree_case, chain_case in (("TreeVerify", "Verify"), ("TreeDraftDecode", "DraftExtend")):
-            prefix = f"BM_PagedAttention{tree_case}/"
-            if r["name"].startswith(prefix) and "/tree:" in r["name"]:
-                chain = "/".join([f"BM_PagedAttention{chain_case}"] +
-                                 [p for p in r["name"].split("/")[1:] if not p.startswith("tree:")])
-                if chain in medians:
-                    ratio = r["us"] / medians[chain]["us"]
-                    relations.append((r["name"][len("BM_PagedAttention"):] + " tree/chain time",
-                                      ratio, "<=", 1.15, ratio <= 1.15))
+    relations = relations_of(table)
 
     context["peer_seconds"] = f"{time.time() - started:.0f}"
     with open(args.out, "w") as f:
@@ -646,24 +665,18 @@ def main():
         print(f"note: issue 10's bars are set on an H200; this run is on {gpu} "
               "(E is against its own copy rate, ratios against peers on the same card)")
     print(f"{'case':72s} {'us':>9s} {'TB/s':>6s} {'E':>5s} {'best peer':>22s} {'ratio':>6s}  bars")
-    met = failed = 0
     for r in table:
         best = f"{r['best'][0]} {r['best'][1]:.1f}" if r["best"] else "-"
         ratio = f"{r['best'][1] / r['us']:.2f}" if r["best"] else "-"
-        marks = []
-        for metric, op, bound, value, ok in r["bars"]:
-            marks.append(f"{metric}{op}{bound} {'ok' if ok else 'MISS'}")
-            met += ok
-            failed += not ok
+        marks = [f"{metric}{op}{bound} {'ok' if ok else 'MISS'}"
+                 for metric, op, bound, value, ok in r["bars"]]
         print(f"{r['name'][17:89]:72s} {r['us']:9.1f} {r['TB/s']:6.2f} {r['E']:5.2f} {best:>22s} "
               f"{ratio:>6s}  {'; '.join(marks)}")
-    for what, value, op, bound, ok in relations:
+    for _, what, value, op, bound, ok in relations:
         print(f"{what}: {value:.3f} ({op} {bound}: {'ok' if ok else 'MISS'})")
-        met += ok
-        failed += not ok
     for what, value in option_twins(table):
         print(f"{what}: {value:.3f} (no bar)")
-    print(f"bars: {met} met, {failed} missed")
+    print_bar_counts(table, relations)
     print_readings(table)
     return 0
 

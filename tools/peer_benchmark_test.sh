@@ -82,12 +82,33 @@ expected="  decode vs_best_peer>=1.0: 4 missed at 0.940-0.995; met with an allow
 [[ "$(tail -n 4 "$dir/readings.txt")" == "$expected" ]] &&
   head -1 "$dir/readings.txt" | grep -q "GPU NVIDIA H200, revision abc1234" ||
   { echo "FAIL: readings"; cat "$dir/readings.txt"; exit 1; }
-# The one-tile bar is the issue's q=1 call's: q=8 is timed, not judged.
+# The bars of tools/issue_bars.py: the one-tile bar is the issue's q=1
+# call's (q=8 is timed, not judged); an L2-warm case is never judged (it judged
+# warm decode's E until the bars moved to one module); the first matching row
+# per metric wins.
 (cd tools && python3 -c '
 import peer_benchmark as p
-assert p.bars_for("OneTile", 32, 8, [(1, 64)]) == [("time_us", "<=", 6.0)]
-assert p.bars_for("OneTile", 32, 8, [(8, 64)]) == []
-') || { echo "FAIL: the one-tile bar"; exit 1; }
+def args(q, kv, batch=1, heads="32_8", **more):
+    return {"heads": heads, "hd": "128", "batch": str(batch), "q": str(q), "kv": str(kv),
+            "page": "16", **more}
+assert p.bars_for("OneTile", args(1, 64, l2="warm")) == [("time_us", "<=", 6.0)]
+assert p.bars_for("OneTile", args(8, 64, l2="warm")) == []
+assert p.bars_for("Decode", args(1, 4096, batch=64)) == [("E", ">=", 0.90),
+                                                           ("vs_best_peer", ">=", 1.0)]
+assert p.bars_for("Decode", args(1, 4096, batch=64, l2="warm")) == []
+assert p.bars_for("Decode", args(1, 4096, batch=64, l2="cold")) == p.bars_for(
+    "Decode", args(1, 4096, batch=64))
+assert p.bars_for("Verify", args(8, 131072)) == [("E", ">=", 0.85), ("vs_best_peer", ">=", 1.3)]
+assert p.bars_for("Verify", args(8, 8192, batch=16, heads="64_8")) == [
+    ("E", ">=", 0.80), ("vs_best_peer", ">=", 1.3)]
+assert p.bars_for("DraftExtend", args(2, 2048, batch=16)) == [("vs_best_peer", ">=", 1.0)]
+assert p.bars_for("Window", args(1, 32768, batch=32, window="4095")) == []
+') || { echo "FAIL: the bars"; exit 1; }
+# The live table counts issue 10's bars: the decode case (E, peer), the 64/8
+# verify (E, peer), the skewed case (no bar of its own without its uniform
+# twin); with the dry run's peers every peer bar is met.
+grep -q "^bars: 4 met, 0 missed (issue 10's)$" "$dir/h200_table.txt" ||
+  { echo "FAIL: bar count"; grep "bars" "$dir/h200_table.txt"; exit 1; }
 # The live run prints them after its bar count.
 grep -A2 "^bars: " "$dir/h200_table.txt" | grep -q "^other readings" ||
   { echo "FAIL: no readings after the bars"; tail -5 "$dir/h200_table.txt"; exit 1; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Call 1 (device tool, kind nvidia-h200; carry: carry.tar.xz = gpu_bundle.tar.xz
-# of 2df7192+, whose kernels are ab890cd's and whose benchmark has QW's warm
+# of 815b0ac, whose kernels are ab890cd's and whose benchmark has QW's warm
 # timing and the OneTileFullGrid case): the peer script over every case, on an
 # H200 only (an H100 judges no bar of the issue; the fifty-first session ran
 # main's sources on one).

@@ -460,20 +460,12 @@ class Analysis:
 
     @staticmethod
     def _uniform_twin(result):
-        same = ("heads", "hd", "q", "page", "l2")
-        bytes_ = result.counters.get("kv_bytes")
-        fallback = None
         for other in result.run.results.values():
-            if other.case != "Uniform" or other.kind != "attention":
-                continue
-            if any(other.args.get(k) != result.args.get(k) for k in same):
-                continue
-            other_bytes = other.counters.get("kv_bytes")
-            if bytes_ and other_bytes and abs(other_bytes - bytes_) <= 0.01 * bytes_:
+            if other.case == "Uniform" and other.kind == "attention" and issue_bars.is_skew_twin(
+                    result.args, result.counters.get("kv_bytes"), other.args,
+                    other.counters.get("kv_bytes")):
                 return other
-            if other.args == result.args:
-                fallback = other
-        return fallback
+        return None
 
     @staticmethod
     def bar_for(result, metric):

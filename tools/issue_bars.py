@@ -68,6 +68,19 @@ TREE_VS_CHAIN = dict(id="tree_vs_chain", text="tree / chain of the same shape (t
 ATTENTION_DEFAULTS = {"hd": "128", "l2": "cold"}
 
 
+# The skewed bar's twin: the Uniform case of the same heads, head_dim, q, page
+# size and L2 state whose KV bytes equal the Skewed case's (within 1%).
+SKEW_TWIN_ARGS = ("heads", "hd", "q", "page", "l2")
+
+
+def is_skew_twin(skewed_args, skewed_kv_bytes, uniform_args, uniform_kv_bytes):
+    """Whether a Uniform case is the one a Skewed case's time is judged against
+    (args with defaults applied, KV bytes from the cases' kv_bytes counters)."""
+    return (all(skewed_args.get(k) == uniform_args.get(k) for k in SKEW_TWIN_ARGS)
+            and bool(skewed_kv_bytes) and bool(uniform_kv_bytes)
+            and abs(uniform_kv_bytes - skewed_kv_bytes) <= 0.01 * skewed_kv_bytes)
+
+
 def bar_by_id(bar_id):
     return next(bar for bar in BARS if bar["id"] == bar_id)
 

@@ -391,7 +391,7 @@ def table_row(entry, time_us, best):
     case, shape_args = parse_args(run_name)
     e = entry.get("E", 0.0)
     row = {"name": run_name, "us": time_us, "E": e, "TB/s": entry.get("TB/s", 0.0),
-           "best": best, "bars": []}
+           "kv_bytes": entry.get("kv_bytes"), "best": best, "bars": []}
     for metric, op, bound in bars_for(case, shape_args):
         value = {"E": e, "time_us": time_us, "vs_best_peer": entry.get("vs_best_peer")}[metric]
         if value is None:
@@ -417,10 +417,13 @@ def relations_of(table):
         case, args = parse_args(r["name"])
         args = {**issue_bars.ATTENTION_DEFAULTS, **args}
         if issue_bars.applies(skewed_bar, case, args):
-            uniform = [u for u in table if u["name"].startswith("BM_PagedAttentionUniform/")
-                       and parse_args(u["name"])[1]["q"] == args["q"]]
+            uniform = next((u for u in table if u["name"].startswith("BM_PagedAttentionUniform/")
+                            and issue_bars.is_skew_twin(
+                                args, r["kv_bytes"],
+                                {**issue_bars.ATTENTION_DEFAULTS, **parse_args(u["name"])[1]},
+                                u["kv_bytes"])), None)
             if uniform:
-                judge(10, skewed_bar, f"skewed/uniform q={args['q']}", r["us"] / uniform[0]["us"])
+                judge(10, skewed_bar, f"skewed/uniform q={args['q']}", r["us"] / uniform["us"])
         # (run names end in Google Benchmark's "/iterations:1/repeats:3/manual_time")
         base, _, suffix = r["name"].partition("/iterations:")
         if base.endswith("/page:1") and issue_bars.applies(page_bar, case, args):

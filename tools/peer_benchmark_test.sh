@@ -104,6 +104,27 @@ assert p.bars_for("Verify", args(8, 8192, batch=16, heads="64_8")) == [
 assert p.bars_for("DraftExtend", args(2, 2048, batch=16)) == [("vs_best_peer", ">=", 1.0)]
 assert p.bars_for("Window", args(1, 32768, batch=32, window="4095")) == []
 ') || { echo "FAIL: the bars"; exit 1; }
+# A skewed case is judged against the uniform case of its heads, head_dim, q,
+# page size and L2 state with equal KV bytes (issue_bars.is_skew_twin, the
+# dashboard's rule too), not the first uniform case of its q; a warm one is
+# not judged.
+(cd tools && python3 -c '
+import peer_benchmark as p
+def row(name, us, kv_bytes):
+    return {"name": "BM_PagedAttention" + name + "/iterations:1/repeats:3/manual_time", "us": us,
+            "kv_bytes": kv_bytes, "bars": []}
+shape = "heads:32_8/hd:128/batch:64/q:1/kv:"
+table = [row("Uniform/" + shape + "1024/page:16", 50.0, 2.7e8),
+         row("Uniform/" + shape + "3056/page:64", 90.0, 8.0e8),
+         row("Uniform/" + shape + "3056/page:16", 100.0, 8.0e8),
+         row("Skewed/" + shape + "131072+63x1024/page:16", 104.0, 8.01e8),
+         row("Skewed/" + shape + "131072+63x1024/page:16/l2:warm", 90.0, 8.01e8)]
+relations = p.relations_of(table)
+assert len(relations) == 1, relations
+issue, what, ratio, op, bound, ok = relations[0]
+assert (issue, what, op, bound, ok) == (10, "skewed/uniform q=1", "<=", 1.10, True), relations
+assert abs(ratio - 1.04) < 1e-12, ratio
+') || { echo "FAIL: the skewed twin"; exit 1; }
 # The live table counts issue 10's bars: the decode case (E, peer), the 64/8
 # verify (E, peer), the skewed case (no bar of its own without its uniform
 # twin); with the dry run's peers every peer bar is met.

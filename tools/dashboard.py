@@ -377,13 +377,6 @@ def assign_copy_rates(runs):
 # ---------------------------------------------------------------------------
 # Derived metrics and bars.
 # ---------------------------------------------------------------------------
-def as_int(value):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def shape_key(result):
     """Args a peer shares with our result (peers have no pages)."""
     return tuple(sorted((k, v) for k, v in result.args.items() if k != "page"))
@@ -596,7 +589,7 @@ def compare_series(runs, workdir):
 # Formatting helpers.
 # ---------------------------------------------------------------------------
 def kfmt(value):
-    n = as_int(value)
+    n = issue_bars.as_int(value)
     if n is None:
         return str(value)
     if n >= 1024 and n % 1024 == 0:
@@ -653,7 +646,7 @@ def run_ref(run):
 def sort_key(result):
     def key_of(k):
         v = result.args.get(k)
-        n = as_int(v)
+        n = issue_bars.as_int(v)
         return (0, n, "") if n is not None else (1, 0, str(v or ""))
     return (result.family, [key_of(k) for k in ("heads", "hd", "q", "batch", "kv", "context",
                                                    "page", "l2")], result.name)
@@ -669,7 +662,7 @@ def chart_bandwidth(plt, analysis):
     # bf16 only: the fp16 twins (dtype:fp16) would draw over their points.
     results = [r for r in analysis.ours("attention") if r.case in issue_bars.DECODE_VERIFY
                and r.args.get("l2") == "cold" and "TB/s" in r.counters
-               and as_int(r.args.get("kv")) is not None and "dtype" not in r.args]
+               and issue_bars.as_int(r.args.get("kv")) is not None and "dtype" not in r.args]
     if not results:
         return None
     groups = collections.OrderedDict()
@@ -682,11 +675,11 @@ def chart_bandwidth(plt, analysis):
     for ax, ((heads, hd), group) in zip(axes.flat, groups.items()):
         page = collections.Counter(r.args.get("page") for r in group).most_common(1)[0][0]
         group = [r for r in group if r.args.get("page") == page]
-        qs = sorted({as_int(r.args.get("q")) or 0 for r in group})
+        qs = sorted({issue_bars.as_int(r.args.get("q")) or 0 for r in group})
         colours = plt.get_cmap("tab10")
         for i, q in enumerate(qs):
             colour = colours(i % 10)
-            points = [r for r in group if (as_int(r.args.get("q")) or 0) == q]
+            points = [r for r in group if (issue_bars.as_int(r.args.get("q")) or 0) == q]
             ax.scatter([int(r.args["kv"]) for r in points], [r.counters["TB/s"] for r in points],
                        color=colour, label=f"q={q}", zorder=3)
             by_batch = collections.defaultdict(list)
@@ -824,7 +817,8 @@ def chart_prefill(plt, analysis):
 
 
 def chart_planner(plt, analysis):
-    results = [r for r in analysis.ours("planner") if as_int(r.args.get("batch")) is not None]
+    results = [r for r in analysis.ours("planner")
+               if issue_bars.as_int(r.args.get("batch")) is not None]
     if not results:
         return None
     lines = collections.OrderedDict()

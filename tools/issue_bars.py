@@ -121,5 +121,9 @@ def bar_for(case, args, metric):
                 None)
 
 
+def meets(value, op, target):
+    return value >= target if op == ">=" else value <= target
+
+
 def met(bar, value):
-    return value >= bar["target"] if bar["op"] == ">=" else value <= bar["target"]
+    return meets(value, bar["op"], bar["target"])

@@ -366,10 +366,6 @@ def option_twins(table):
     return twins
 
 
-def check(value, op, bound):
-    return value >= bound if op == ">=" else value <= bound
-
-
 def time_us_of(entry):
     return entry["real_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[entry["time_unit"]]
 
@@ -386,17 +382,19 @@ def is_case_result(entry):
 
 
 def table_row(entry, time_us, best):
-    """One of our cases in the table: its figures and its bars, met or not."""
+    """One of our cases in the table: its figures, its case and arguments
+    (defaults applied, as the bars read them) and its bars, met or not."""
     run_name = entry.get("run_name", entry["name"])
     case, shape_args = parse_args(run_name)
     e = entry.get("E", 0.0)
-    row = {"name": run_name, "us": time_us, "E": e, "TB/s": entry.get("TB/s", 0.0),
+    row = {"name": run_name, "case": case, "args": {**issue_bars.ATTENTION_DEFAULTS, **shape_args},
+           "us": time_us, "E": e, "TB/s": entry.get("TB/s", 0.0),
            "kv_bytes": entry.get("kv_bytes"), "best": best, "bars": []}
-    for metric, op, bound in bars_for(case, shape_args):
+    for metric, op, bound in bars_for(case, row["args"]):
         value = {"E": e, "time_us": time_us, "vs_best_peer": entry.get("vs_best_peer")}[metric]
         if value is None:
             continue
-        row["bars"].append((metric, op, bound, value, check(value, op, bound)))
+        row["bars"].append((metric, op, bound, value, issue_bars.meets(value, op, bound)))
     return row
 
 
@@ -414,14 +412,10 @@ def relations_of(table):
     skewed_bar = issue_bars.bar_by_id("skewed")
     page_bar = issue_bars.bar_by_id("page_1_vs_64")
     for r in table:
-        case, args = parse_args(r["name"])
-        args = {**issue_bars.ATTENTION_DEFAULTS, **args}
+        case, args = r["case"], r["args"]
         if issue_bars.applies(skewed_bar, case, args):
-            uniform = next((u for u in table if u["name"].startswith("BM_PagedAttentionUniform/")
-                            and issue_bars.is_skew_twin(
-                                args, r["kv_bytes"],
-                                {**issue_bars.ATTENTION_DEFAULTS, **parse_args(u["name"])[1]},
-                                u["kv_bytes"])), None)
+            uniform = next((u for u in table if u["case"] == "Uniform" and issue_bars.is_skew_twin(
+                args, r["kv_bytes"], u["args"], u["kv_bytes"])), None)
             if uniform:
                 judge(10, skewed_bar, f"skewed/uniform q={args['q']}", r["us"] / uniform["us"])
         # (run names end in Google Benchmark's "/iterations:1/repeats:3/manual_time")
@@ -489,7 +483,10 @@ def readings(table):
         in_graph = [g for name, g in by_name.items() if name.startswith(in_graph_prefix)]
         for g in in_graph:
             calls = g["name"].split("/calls:")[1].split("/")[0]
-            judged = f" (time_us<=6.0 {'ok' if g['us'] <= 6.0 else 'MISS'})" if r["bars"] else ""
+            # Judged by the one-node call's bar (the q=1 call's), if it has one.
+            judged = "".join(f" ({metric}{op}{bound} "
+                             f"{'ok' if issue_bars.meets(g['us'], op, bound) else 'MISS'})"
+                             for metric, op, bound, *_ in r["bars"] if metric == "time_us")
             lines.append(f"{base[len('BM_PagedAttention'):]}: {r['us']:.2f} us as a one-node graph;"
                          f" {g['us']:.2f} us per call in a graph of {calls}{judged}")
         full = by_name.get(base.replace("OneTile/", "OneTileFullGrid/", 1) + "/grid:all/iterations:"

@@ -111,8 +111,9 @@ assert p.bars_for("Window", args(1, 32768, batch=32, window="4095")) == []
 (cd tools && python3 -c '
 import peer_benchmark as p
 def row(name, us, kv_bytes):
-    return {"name": "BM_PagedAttention" + name + "/iterations:1/repeats:3/manual_time", "us": us,
-            "kv_bytes": kv_bytes, "bars": []}
+    entry = {"name": "BM_PagedAttention" + name + "/iterations:1/repeats:3/manual_time",
+             "kv_bytes": kv_bytes}
+    return p.table_row(entry, us, None)
 shape = "heads:32_8/hd:128/batch:64/q:1/kv:"
 table = [row("Uniform/" + shape + "1024/page:16", 50.0, 2.7e8),
          row("Uniform/" + shape + "3056/page:64", 90.0, 8.0e8),

@@ -12,7 +12,8 @@ What the page shows, top to bottom:
   - regressions since the last run, found by Google Benchmark's own compare.py
     (Debian's libbenchmark-tools): its U test where the runs have repetitions,
     else its plain time ratio (the page says which);
-  - the issue-10 bars (tools/issue_bars.py) with how many shapes meet each;
+  - the bars of issues 10 and 13 (tools/issue_bars.py) with how many shapes meet
+    each, and each issue's totals;
   - each run's context (GPU, CUDA, git revision, date, copy rate);
   - charts: KV bandwidth vs KV length per query count, E per case, ours vs
     each PyTorch peer per shape, prefill TFLOP/s, planner host cost vs batch,
@@ -52,7 +53,8 @@ import issue_bars  # beside this script: the bars, shared with tools/peer_benchm
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 METRIC_LABELS = {"E": "E", "vs_best_peer": "vs best peer", "time_us": "time (us)",
-                 "skew_ratio": "skewed / uniform time", "page1_vs_64": "page 1 / page 64 speed"}
+                 "skew_ratio": "skewed / uniform time", "page1_vs_64": "page 1 / page 64 speed",
+                 "tree_vs_chain": "tree / chain time"}
 
 # Benchmark families the page knows.
 ATTENTION_PREFIX = "BM_PagedAttention"
@@ -449,6 +451,12 @@ class Analysis:
                                                          dict(result.args, page="64")))
             if twin and result.time_us > 0:
                 metrics["page1_vs_64"] = (twin.time_us / result.time_us, twin.name)
+        chain_twin = issue_bars.tree_chain_twin(result.case, result.args)
+        if chain_twin:
+            chain = result.run.results.get(canonical_name(ATTENTION_PREFIX + chain_twin[0],
+                                                          chain_twin[1]))
+            if chain and chain.time_us > 0:
+                metrics["tree_vs_chain"] = (result.time_us / chain.time_us, chain.name)
         return metrics
 
     @staticmethod
@@ -982,7 +990,8 @@ def attention_table(analysis, results):
     for metric, header, fmt in (("E", "E", lambda v: f"{v:.2f}"),
                                 ("vs_best_peer", "vs best peer", lambda v: f"{v:.2f}x"),
                                 ("skew_ratio", "skewed / uniform time", lambda v: f"{v:.2f}x"),
-                                ("page1_vs_64", "page 1 / page 64 speed", lambda v: f"{v:.2f}x")):
+                                ("page1_vs_64", "page 1 / page 64 speed", lambda v: f"{v:.2f}x"),
+                                ("tree_vs_chain", "tree / chain time", lambda v: f"{v:.2f}x")):
         if metric in metrics:
             cols.append(("metric", metric, header, fmt))
     headers += [(c[2], False) for c in cols] + [("bars", True), ("run", False)]
@@ -1068,27 +1077,37 @@ def regressions_section(comparisons, series):
 
 
 def bars_section(analysis):
-    rows = []
-    for bar in issue_bars.BARS:
-        judged = [(analysis.latest[name], analysis.metrics[name][bar["metric"]][0], met)
-                  for name, statuses in analysis.status.items()
-                  for b, met in statuses.values() if b is bar]
-        met = sum(1 for _, _, ok in judged if ok)
-        missed = [j for j in judged if not j[2]]
-        worst = None
-        if judged:
-            pick = min if bar["op"] == ">=" else max
-            worst = pick(judged, key=lambda j: j[1])
-        rows.append((f' data-bar="{esc(bar["id"])}"', [
-            cell(esc(bar["text"]), "l"), cell(esc(bar_text(bar)), "l"),
-            cell(str(met), "met" if judged and not missed else ""),
-            cell(str(len(missed)), "miss" if missed else ""),
-            cell(esc(f"{num(worst[1])} ({display_name(worst[0])})") if worst else "no shape",
-                 "l")]))
-    return ('<section id="bars"><h2>Bars (issue 10)</h2><p class="note">Each of our latest '
-            'results is judged by the first matching row per metric (L2-cold runs only).</p>'
-            + table([("case", True), ("bar", True), ("met", False), ("not met", False),
-                     ("worst", True)], rows, "bars") + "</section>")
+    """Each issue's bars (tools/issue_bars.py) with the shapes that meet and miss
+    each, and per issue the totals the peer script prints for the same run."""
+    rows, totals = [], []
+    for issue, bars in issue_bars.BARS_BY_ISSUE.items():
+        issue_met = issue_missed = 0
+        for bar in bars:
+            judged = [(analysis.latest[name], analysis.metrics[name][bar["metric"]][0], met)
+                      for name, statuses in analysis.status.items()
+                      for b, met in statuses.values() if b is bar]
+            met = sum(1 for _, _, ok in judged if ok)
+            missed = [j for j in judged if not j[2]]
+            issue_met, issue_missed = issue_met + met, issue_missed + len(missed)
+            worst = None
+            if judged:
+                pick = min if bar["op"] == ">=" else max
+                worst = pick(judged, key=lambda j: j[1])
+            rows.append((f' data-bar="{esc(bar["id"])}"', [
+                cell(str(issue)), cell(esc(bar["text"]), "l"), cell(esc(bar_text(bar)), "l"),
+                cell(str(met), "met" if judged and not missed else ""),
+                cell(str(len(missed)), "miss" if missed else ""),
+                cell(esc(f"{num(worst[1])} ({display_name(worst[0])})") if worst else "no shape",
+                     "l")]))
+        totals.append(f'<span data-issue="{issue}">issue {issue}: {issue_met} met, '
+                      f'{issue_missed} missed</span>')
+    return ('<section id="bars"><h2>Bars (issues 10 and 13)</h2><p class="note">Each of our '
+            'latest results is judged by the first matching row per metric; issue 10\'s bars '
+            'judge L2-cold runs only (but the one-tile call), issue 13\'s every tree step '
+            'against the chain step of its shape in the same run.</p>'
+            f'<p class="totals">{"; ".join(totals)}</p>'
+            + table([("issue", False), ("case", True), ("bar", True), ("met", False),
+                     ("not met", False), ("worst", True)], rows, "bars") + "</section>")
 
 
 def runs_section(runs):

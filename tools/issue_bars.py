@@ -59,10 +59,24 @@ BARS = (
 )
 
 # Issue 13's bar: a tree verify (draft decode) step over the chain verify (draft
-# extend) of the same shape, time. Judged by the peer script, which has both
-# cases' times; not one of issue 10's.
+# extend) of the same shape, time; not one of issue 10's, so the tools count it
+# apart. A tree case's chain twin is the chain case named here with the same
+# arguments but `tree` (a tree draft decode's q is already its topk, the chain
+# draft extend's q). Every tree case is judged, warm or cold: the twin is timed
+# under the same L2 state.
+TREE_CHAIN_CASES = {"TreeVerify": "Verify", "TreeDraftDecode": "DraftExtend"}
 TREE_VS_CHAIN = dict(id="tree_vs_chain", text="tree / chain of the same shape (time)",
-                     metric="tree_vs_chain", op="<=", target=1.15)
+                     metric="tree_vs_chain", op="<=", target=1.15,
+                     cases=tuple(TREE_CHAIN_CASES))
+
+
+def tree_chain_twin(case, args):
+    """(chain case, chain args) a tree case's time is judged against, or None
+    for a case that is not a tree step."""
+    chain_case = TREE_CHAIN_CASES.get(case)
+    if chain_case is None or "tree" not in args:
+        return None
+    return chain_case, {key: value for key, value in args.items() if key != "tree"}
 
 # Arguments our benchmark names leave out, and their values.
 ATTENTION_DEFAULTS = {"hd": "128", "l2": "cold"}
@@ -115,10 +129,15 @@ def applies(bar, case, args):
         not bar.get("any_of") or any(matches(w) for w in bar["any_of"]))
 
 
+# Each issue's bars, for tools that show them apart (their metrics differ, so a
+# (case, metric) pair has at most one issue's bar).
+BARS_BY_ISSUE = {10: BARS, 13: (TREE_VS_CHAIN,)}
+
+
 def bar_for(case, args, metric):
     """The bar that judges `metric` of our case (the first matching row), or None."""
-    return next((bar for bar in BARS if bar["metric"] == metric and applies(bar, case, args)),
-                None)
+    return next((bar for bars in BARS_BY_ISSUE.values() for bar in bars
+                 if bar["metric"] == metric and applies(bar, case, args)), None)
 
 
 def meets(value, op, target):

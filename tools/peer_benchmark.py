@@ -425,17 +425,13 @@ def relations_of(table):
             if other in medians:  # page-1 speed over page-64 speed
                 judge(10, page_bar, r["name"].split("/", 1)[1] + " page1/page64 speed",
                       medians[other]["us"] / r["us"])
-        # Tree verify vs the chain verify of the same nd; a tree draft decode
-        # step vs the chain draft extend of q = topk.
-        for tree_case, chain_case in (("TreeVerify", "Verify"), ("TreeDraftDecode", "DraftExtend")):
-            prefix = f"BM_PagedAttention{tree_case}/"
-            if r["name"].startswith(prefix) and "/tree:" in r["name"]:
-                chain = "/".join([f"BM_PagedAttention{chain_case}"] +
-                                 [p for p in r["name"].split("/")[1:] if not p.startswith("tree:")])
-                if chain in medians:
-                    judge(13, issue_bars.TREE_VS_CHAIN,
-                          r["name"][len("BM_PagedAttention"):] + " tree/chain time",
-                          r["us"] / medians[chain]["us"])
+        twin = issue_bars.tree_chain_twin(case, args)
+        if twin:
+            chain = next((c for c in table if (c["case"], c["args"]) == twin), None)
+            if chain:
+                judge(13, issue_bars.TREE_VS_CHAIN,
+                      r["name"][len("BM_PagedAttention"):] + " tree/chain time",
+                      r["us"] / chain["us"])
     return relations
 
 

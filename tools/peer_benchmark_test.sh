@@ -126,6 +126,26 @@ issue, what, ratio, op, bound, ok = relations[0]
 assert (issue, what, op, bound, ok) == (10, "skewed/uniform q=1", "<=", 1.10, True), relations
 assert abs(ratio - 1.04) < 1e-12, ratio
 ') || { echo "FAIL: the skewed twin"; exit 1; }
+# A tree step is judged (issue 13's bar) against the chain step of the same
+# arguments but the tree (issue_bars.tree_chain_twin, the dashboard's rule
+# too): not against a chain of another batch, and not at all without its chain.
+(cd tools && python3 -c '
+import peer_benchmark as p
+def row(name, us):
+    return p.table_row({"name": "BM_PagedAttention" + name + "/iterations:1/repeats:3/manual_time"},
+                       us, None)
+table = [row("DraftExtend/heads:32_8/hd:128/batch:16/q:4/kv:4096/page:16", 10.0),
+         row("Verify/heads:32_8/hd:128/batch:1/q:8/kv:32768/page:16", 40.0),
+         row("TreeVerify/heads:32_8/hd:128/batch:1/q:8/kv:32768/page:16/tree:balanced_topk4", 44.0),
+         row("TreeVerify/heads:32_8/hd:128/batch:16/q:8/kv:8192/page:16/tree:random_topk8", 50.0),
+         row("TreeDraftDecode/heads:32_8/hd:128/batch:32/q:4/kv:4096/page:16/tree:step3_topk4",
+             125.0),
+         row("DraftExtend/heads:32_8/hd:128/batch:32/q:4/kv:4096/page:16", 100.0)]
+trees = [(what.split("/")[0], round(ratio, 12), op, bound, ok)
+         for issue, what, ratio, op, bound, ok in p.relations_of(table) if issue == 13]
+assert trees == [("TreeVerify", 1.1, "<=", 1.15, True),
+                 ("TreeDraftDecode", 1.25, "<=", 1.15, False)], trees
+') || { echo "FAIL: the tree twin"; exit 1; }
 # The live table counts issue 10's bars: the decode case (E, peer), the 64/8
 # verify (E, peer), the skewed case (no bar of its own without its uniform
 # twin); with the dry run's peers every peer bar is met.

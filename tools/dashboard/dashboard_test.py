@@ -268,6 +268,12 @@ class DashboardTest(unittest.TestCase):
             "short:1024": ("skewed / uniform time", "met", "skewed / uniform time <= 1.1"),
             "BM_PagedAttentionPageSweep/heads:32_8/hd:128/batch:16/q:4/kv:8192/page:1/l2:cold":
                 ("page 1 / page 64 speed", "met", "page 1 / page 64 speed >= 0.8"),
+            # Issue 13's bar, against the chain step of the same shape: 1.05x ...
+            "BM_PagedAttentionTreeVerify/heads:32_8/hd:128/batch:1/q:8/kv:32768/page:16/l2:cold/"
+            "tree:balanced_topk4": ("tree / chain time", "met", "tree / chain time <= 1.15"),
+            # ... and the planted 1.25x.
+            "BM_PagedAttentionTreeDraftDecode/heads:32_8/hd:128/batch:32/q:4/kv:4096/page:16/"
+            "l2:cold/tree:step3_topk4": ("tree / chain time", "miss", "tree / chain time <= 1.15"),
         }
         for benchmark, (column, status, bar) in cases.items():
             with self.subTest(benchmark=benchmark):
@@ -287,6 +293,18 @@ class DashboardTest(unittest.TestCase):
             next(t for t in self.body.iter("table") if "bars" in t.classes()))[1]}
         self.assertEqual(bars["verify_64_8"]["not met"].text(), "2")
         self.assertEqual(bars["one_request_128k"]["not met"].text(), "1")
+        self.assertEqual((bars["tree_vs_chain"]["issue"].text(), bars["tree_vs_chain"]["met"].text(),
+                          bars["tree_vs_chain"]["not met"].text()), ("13", "1", "1"))
+        self.assertEqual(bars["verify_64_8"]["issue"].text(), "10")
+        # Each issue's totals are its rows' sums, counted apart.
+        totals = {span.attrs["data-issue"]: span.text() for span in self.body.iter("span")
+                  if "data-issue" in span.attrs}
+        for issue in ("10", "13"):
+            rows = [cells for cells in bars.values() if cells["issue"].text() == issue]
+            met = sum(int(cells["met"].text()) for cells in rows)
+            missed = sum(int(cells["not met"].text()) for cells in rows)
+            self.assertEqual(totals[issue], f"issue {issue}: {met} met, {missed} missed")
+        self.assertEqual(totals["13"], "issue 13: 1 met, 1 missed")
 
     def test_vs_best_peer_computed_when_the_counter_is_absent(self):
         with open(os.path.join(TESTDATA, "peers.json")) as f:

@@ -8,6 +8,8 @@ reads (deterministic; rerun after changing it: /usr/bin/python3 make_testdata.py
                      more cases (those as aggregates only); 9 repetitions each in both
                      runs. PLANTED: Verify 64/8 batch 16 q 8 KV 8k is 40% slower; every
                      other shape only has its repetitions reshuffled with 0.2% jitter.
+                     Tree steps beside their chains: PLANTED TreeDraftDecode b32 q4 KV 4k
+                     at 1.25x its chain's time (issue 13's bar: <= 1.15x).
   peers.json         the peer script's output, 2026-11-30 11:00: our decode/verify
                      shapes (most with vs_best_peer + label, two without) and
                      Peer_sdpa_flash / Peer_sdpa_cudnn / Peer_flex on the same shapes.
@@ -186,6 +188,16 @@ def kernel_runs():
     # One tile at q=8: timed, but the issue's one-tile bar is the q=1 call's.
     extra.append(("BM_PagedAttentionOneTile/heads:32_8/hd:128/batch:1/q:8/kv:64/page:16", 7.9,
                   lambda t: {"kv_bytes": kv_bytes(32, 8, 1, 64), "splits": 1}))
+    # Tree steps beside the chain step of their shape (issue 13's bar: time <= 1.15x
+    # the chain's). PLANTED: the tree draft decode takes 1.25x its chain's.
+    for case, chain_key, tree, factor in (
+            ("TreeVerify", ("Verify", 32, 8, 1, 8, 32768, 16, "cold"), "balanced_topk4", 1.05),
+            ("TreeDraftDecode", ("DraftExtend", 32, 8, 32, 4, 4096, 16, "cold"), "step3_topk4",
+             1.25)):
+        _, qh, kh, b, q, kv, page, l2 = chain_key
+        extra.append((name_of(case, qh, kh, b, q, kv, page, l2, old=False) + f"/tree:{tree}",
+                      run2_medians[chain_key] * factor,
+                      attention_counters(qh, kh, b, q, kv, True)))
     for i, (name, t0, counters) in enumerate(extra):
         reps = [t0 * (1 + rng.gauss(0, 0.01)) for _ in range(REPS)]
         run2 += entries_with_reps(name, family + i, 0, reps, counters, aggregates_only=True)

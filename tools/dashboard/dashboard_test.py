@@ -306,6 +306,31 @@ class DashboardTest(unittest.TestCase):
             self.assertEqual(totals[issue], f"issue {issue}: {met} met, {missed} missed")
         self.assertEqual(totals["13"], "issue 13: 1 met, 1 missed")
 
+    def test_open_questions_read_from_the_latest_results(self):
+        rows = {tr.attrs["data-question"]: cells for tr, cells in table_rows(
+            next(t for t in self.body.iter("table") if "questions" in t.classes()))[1]}
+        # The decode bars against the best peer that miss (peers.json, the latest
+        # decode results) and how many an allowance for the page pool would meet.
+        with open(os.path.join(TESTDATA, "peers.json")) as f:
+            missed = sorted(e["vs_best_peer"] for e in json.load(f)["benchmarks"]
+                            if e["name"].startswith("BM_PagedAttentionDecode/")
+                            and e.get("vs_best_peer", 1.0) < 1.0)
+        self.assertGreaterEqual(len(missed), 2)
+        self.assertEqual(rows["decode_allowance"]["as judged"].text(),
+                         f"{len(missed)} missed at {missed[0]:.3g}-{missed[-1]:.3g}")
+        allowances = {0.01: "1%", 0.02: "2%", 0.03: "3%", 0.05: "5%"}
+        self.assertEqual(rows["decode_allowance"]["other reading"].text(), "; ".join(
+            f"{label}: {sum(v >= 1 - a for v in missed)} of {len(missed)} met"
+            for a, label in allowances.items()))
+        # The q=1 one-tile call as a one-node graph and per call in a graph of 16,
+        # each judged by the one-tile bar.
+        one_tile = rows["one_tile_in_graph"]
+        self.assertIn("time (us) <= 6", one_tile["bar"].text())
+        self.assertRegex(one_tile["as judged"].text(), r"^5\.\d+ us as a one-node graph$")
+        self.assertRegex(one_tile["other reading"].text(),
+                         r"^4\.\d+ us per call in a graph of 16$")
+        self.assertIn("met", one_tile["other reading"].classes())
+
     def test_vs_best_peer_computed_when_the_counter_is_absent(self):
         with open(os.path.join(TESTDATA, "peers.json")) as f:
             entries = json.load(f)["benchmarks"]

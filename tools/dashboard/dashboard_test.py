@@ -331,6 +331,38 @@ class DashboardTest(unittest.TestCase):
                          r"^4\.\d+ us per call in a graph of 16$")
         self.assertIn("met", one_tile["other reading"].classes())
 
+    def test_counts_match_the_peer_script_on_a_committed_run(self):
+        # The page's totals and decode readings of a real run are what the peer
+        # script prints for the same JSON (the two counted differently until
+        # both judged by tools/issue_bars.py).
+        run = os.path.join(ROOT, "tools", "benchmarks", "h200_2026-12-05_softmax_merge",
+                           "peers_ed44fca.json")
+        printed = subprocess.run([PYTHON, os.path.join(ROOT, "tools", "peer_benchmark.py"),
+                                  "--readings", run], capture_output=True, text=True,
+                                 timeout=60, check=True).stdout
+        out = os.path.join(self.tmp, "committed_run")
+        generated = run_generator(out, [run])
+        self.assertEqual(generated.returncode, 0, generated.stderr)
+        with open(os.path.join(out, "index.html"), encoding="utf-8") as f:
+            body = next(parse_dom(f.read()).iter("body"))
+        totals = {span.attrs["data-issue"]: span.text() for span in body.iter("span")
+                  if "data-issue" in span.attrs}
+        issue10 = re.search(r"^bars: (\d+) met, (\d+) missed \(issue 10's\)$", printed, re.M)
+        issue13 = re.search(r"^tree bars: (\d+) met, (\d+) missed ", printed, re.M)
+        self.assertEqual(totals["10"], f"issue 10: {issue10[1]} met, {issue10[2]} missed")
+        self.assertEqual(totals["13"], f"issue 13: {issue13[1]} met, {issue13[2]} missed")
+        self.assertEqual((issue10[1], issue10[2], issue13[1], issue13[2]), ("129", "44", "22", "0"))
+        decode = re.search(r"decode vs_best_peer>=1.0: (\d+) missed at ([\d.]+)-([\d.]+); met "
+                           r"with an allowance of 1% / 2% / 3% / 5%: (\d+) / (\d+) / (\d+) / "
+                           r"(\d+)$", printed, re.M)
+        questions = {tr.attrs["data-question"]: cells for tr, cells in table_rows(
+            next(t for t in body.iter("table") if "questions" in t.classes()))[1]}
+        self.assertEqual(questions["decode_allowance"]["as judged"].text(),
+                         f"{decode[1]} missed at {decode[2]}-{decode[3]}")
+        self.assertEqual(questions["decode_allowance"]["other reading"].text(), "; ".join(
+            f"{label}: {n} of {decode[1]} met" for label, n in zip(("1%", "2%", "3%", "5%"),
+                                                                    decode.groups()[3:])))
+
     def test_vs_best_peer_computed_when_the_counter_is_absent(self):
         with open(os.path.join(TESTDATA, "peers.json")) as f:
             entries = json.load(f)["benchmarks"]

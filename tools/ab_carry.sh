@@ -11,7 +11,9 @@
 #   --bundle REV   the revision of gpu_bundle/ (default HEAD); its tests run
 #                  with gpu_session.sh's `tests` step
 #   --prune        afterwards, remove the worktrees of every other revision
-#                  with their Bazel output bases (~0.2-0.5 GB each)
+#                  with their Bazel output bases (~0.2-0.5 GB each); alone
+#                  (`bash tools/ab_carry.sh --prune`), remove every worktree
+#                  and build nothing
 #   NAME=REV       ab/bench_NAME: the benchmark built at REV
 #   NAME=REV+test  also ab/test_NAME: the kernel test built at REV
 #   NAME=bundle    ab/bench_NAME runs the bundle's own benchmark
@@ -36,7 +38,7 @@ while (($#)); do
     *) echo "ab_carry.sh: unknown argument $1 (want NAME=REV[+test] or --bundle REV)" >&2; exit 2 ;;
   esac
 done
-((${#variants[@]} > 0)) || { echo "ab_carry.sh: no NAME=REV given" >&2; exit 2; }
+((${#variants[@]} > 0 || prune)) || { echo "ab_carry.sh: no NAME=REV given (or --prune alone)" >&2; exit 2; }
 
 root=$PWD
 trees=${AB_WORKTREES:-/tmp/ab_worktrees}
@@ -44,6 +46,23 @@ mkdir -p "$trees" ab
 git worktree prune  # forget worktrees whose folders are gone (a fresh /tmp)
 
 used_trees=()
+# Removes every worktree under $trees but those in used_trees, with its Bazel
+# output base (removing the folder alone would leave that behind).
+prune_trees() {
+  local old
+  for old in "$trees"/*/; do
+    old=${old%/}
+    [[ -d $old && " ${used_trees[*]} " != *" $old "* ]] || continue
+    (cd "$old" && bazel clean --expunge > /dev/null 2>&1) || true
+    git worktree remove --force "$old"
+    echo "pruned $(basename "$old")"
+  done
+}
+if ((${#variants[@]} == 0)); then
+  prune_trees
+  exit 0
+fi
+
 # Sets `tree` to a worktree checked out at REV (detached), made if missing,
 # and notes it in used_trees.
 worktree_at() {
@@ -86,15 +105,7 @@ for variant in "${variants[@]}"; do
   echo "$name: $(git -C "$tree" rev-parse --short HEAD)$( ((with_test)) && echo ' (+ kernel test)')"
 done
 
-if ((prune)); then
-  for old in "$trees"/*/; do
-    old=${old%/}
-    [[ -d $old && " ${used_trees[*]} " != *" $old "* ]] || continue
-    (cd "$old" && bazel clean --expunge > /dev/null 2>&1) || true
-    git worktree remove --force "$old"
-    echo "pruned $(basename "$old")"
-  done
-fi
+if ((prune)); then prune_trees; fi
 
 tar -cf - gpu_bundle ab | xz -9 -T2 > carry.tar.xz
 echo "carry.tar.xz: $(du -h carry.tar.xz | cut -f1) (ab/: $(ls ab | tr '\n' ' '))"

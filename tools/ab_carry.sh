@@ -38,7 +38,8 @@ while (($#)); do
     *) echo "ab_carry.sh: unknown argument $1 (want NAME=REV[+test] or --bundle REV)" >&2; exit 2 ;;
   esac
 done
-((${#variants[@]} > 0 || prune)) || { echo "ab_carry.sh: no NAME=REV given (or --prune alone)" >&2; exit 2; }
+((${#variants[@]} > 0 || prune)) ||
+  { echo "ab_carry.sh: no NAME=REV given (or --prune alone)" >&2; exit 2; }
 
 root=$PWD
 trees=${AB_WORKTREES:-/tmp/ab_worktrees}

@@ -293,8 +293,9 @@ class DashboardTest(unittest.TestCase):
             next(t for t in self.body.iter("table") if "bars" in t.classes()))[1]}
         self.assertEqual(bars["verify_64_8"]["not met"].text(), "2")
         self.assertEqual(bars["one_request_128k"]["not met"].text(), "1")
-        self.assertEqual((bars["tree_vs_chain"]["issue"].text(), bars["tree_vs_chain"]["met"].text(),
-                          bars["tree_vs_chain"]["not met"].text()), ("13", "1", "1"))
+        tree = bars["tree_vs_chain"]
+        self.assertEqual((tree["issue"].text(), tree["met"].text(), tree["not met"].text()),
+                         ("13", "1", "1"))
         self.assertEqual(bars["verify_64_8"]["issue"].text(), "10")
         # Each issue's totals are its rows' sums, counted apart.
         totals = {span.attrs["data-issue"]: span.text() for span in self.body.iter("span")

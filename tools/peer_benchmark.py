@@ -455,9 +455,10 @@ def print_bar_counts(table, relations):
 # with the one-node graph's time on a capacity graph's grid (OneTileFullGrid).
 def readings(table):
     lines = []
-    decode_bars = [(value, ok) for r in table if r["name"].startswith("BM_PagedAttentionDecode/")
+    peer_bar = issue_bars.bar_by_id("peer")  # ">= 1.0", the dashboard's question too
+    decode_bars = [(value, ok) for r in table if r["case"] == "Decode"
                    for metric, _, bound, value, ok in r["bars"]
-                   if metric == "vs_best_peer" and bound == 1.0]
+                   if metric == peer_bar["metric"] and bound == peer_bar["target"]]
     decode = [value for value, ok in decode_bars if not ok]
     if decode_bars and not decode:
         lines.append(f"decode vs_best_peer>=1.0: all {len(decode_bars)} met")

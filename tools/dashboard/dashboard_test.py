@@ -331,6 +331,14 @@ class DashboardTest(unittest.TestCase):
         self.assertRegex(one_tile["other reading"].text(),
                          r"^4\.\d+ us per call in a graph of 16$")
         self.assertIn("met", one_tile["other reading"].classes())
+        # The same call as a one-node graph on a capacity graph's grid, judged by
+        # the same bar (testdata: 5.25 us, met; the one-node cell is the row above's).
+        full_grid = rows["one_tile_full_grid"]
+        self.assertIn("capacity graph's grid: time (us) <= 6", full_grid["bar"].text())
+        self.assertEqual(full_grid["as judged"].text(), one_tile["as judged"].text())
+        self.assertRegex(full_grid["other reading"].text(),
+                         r"^5\.2\d+ us as a one-node graph with a CTA for every worker$")
+        self.assertIn("met", full_grid["other reading"].classes())
 
     def test_counts_match_the_peer_script_on_a_committed_run(self):
         # The page's totals and decode readings of a real run are what the peer

@@ -8,7 +8,8 @@ reads (deterministic; rerun after changing it: /usr/bin/python3 make_testdata.py
                      more cases (those as aggregates only); 9 repetitions each in both
                      runs. PLANTED: Verify 64/8 batch 16 q 8 KV 8k is 40% slower; every
                      other shape only has its repetitions reshuffled with 0.2% jitter.
-                     The one-tile call inside a graph of 16 calls (per call).
+                     The one-tile call inside a graph of 16 calls (per call), and as a
+                     one-node graph on a capacity graph's grid (grid:all).
                      Tree steps beside their chains: PLANTED TreeDraftDecode b32 q4 KV 4k
                      at 1.25x its chain's time (issue 13's bar: <= 1.15x).
   peers.json         the peer script's output, 2026-11-30 11:00: our decode/verify
@@ -192,6 +193,10 @@ def kernel_runs():
     # The q=1 one-tile call inside a captured graph of 16 calls: time per call.
     extra.append(("BM_PagedAttentionOneTileInGraph/heads:32_8/hd:128/batch:1/q:1/kv:64/page:16/"
                   "calls:16", 4.1, lambda t: {"kv_bytes": kv_bytes(32, 8, 1, 64), "splits": 1}))
+    # The q=1 one-tile call as a one-node graph with a CTA for every worker (the grid
+    # of a graph captured for any batch).
+    extra.append(("BM_PagedAttentionOneTileFullGrid/heads:32_8/hd:128/batch:1/q:1/kv:64/page:16/"
+                  "grid:all", 5.25, lambda t: {"kv_bytes": kv_bytes(32, 8, 1, 64), "splits": 1}))
     # Tree steps beside the chain step of their shape (issue 13's bar: time <= 1.15x
     # the chain's). PLANTED: the tree draft decode takes 1.25x its chain's.
     for case, chain_key, tree, factor in (

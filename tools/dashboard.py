@@ -1141,25 +1141,24 @@ def questions_section(analysis):
         bar = issue_bars.bar_for("OneTile", args, "time_us")
         if one_node is None or bar is None:
             continue
-        one_node_cell = cell(f"{num(one_node.time_us)} us as a one-node graph",
-                             "met" if issue_bars.met(bar, one_node.time_us) else "miss")
-        per_call = f"{num(r.time_us)} us per call in a graph of {r.args['calls']}"
+        def judged(text, time_us):
+            return cell(esc(text), "met" if issue_bars.met(bar, time_us) else "miss")
+        one_node_cell = judged(f"{num(one_node.time_us)} us as a one-node graph",
+                               one_node.time_us)
         rows.append((f' data-question="one_tile_in_graph" data-benchmark="{esc(r.name)}"', [
             cell(esc(f"{display_name(one_node)}: {bar_text(bar)}"), "l"), one_node_cell,
-            cell(esc(per_call), "met" if issue_bars.met(bar, r.time_us) else "miss")]))
+            judged(f"{num(r.time_us)} us per call in a graph of {r.args['calls']}", r.time_us)]))
         # The one-node graph on the grid of a graph captured for any batch (a CTA
         # for every worker): what the one-node reading costs in an engine's graph.
-        full_grid = next((g for g in analysis.ours("attention") if g.case == "OneTileFullGrid"
-                          and g.args.get("grid") == "all"
-                          and {k: v for k, v in g.args.items() if k != "grid"} == args), None)
+        full_grid = analysis.latest.get(canonical_name(ATTENTION_PREFIX + "OneTileFullGrid",
+                                                       dict(args, grid="all")))
         if full_grid is not None:
             rows.append((' data-question="one_tile_full_grid"'
                          f' data-benchmark="{esc(full_grid.name)}"',
                          [cell(esc(f"{display_name(one_node)} on a capacity graph's grid: "
                                    f"{bar_text(bar)}"), "l"), one_node_cell,
-                          cell(f"{num(full_grid.time_us)} us as a one-node graph with a CTA "
-                               "for every worker",
-                               "met" if issue_bars.met(bar, full_grid.time_us) else "miss")]))
+                          judged(f"{num(full_grid.time_us)} us as a one-node graph with a CTA "
+                                 "for every worker", full_grid.time_us)]))
     if not rows:
         return ""
     return ('<section id="questions"><h2>Open questions on the bars</h2><p class="note">'

@@ -344,8 +344,8 @@ class DashboardTest(unittest.TestCase):
         # The page's totals and decode readings of a real run are what the peer
         # script prints for the same JSON (the two counted differently until
         # both judged by tools/issue_bars.py).
-        run = os.path.join(ROOT, "tools", "benchmarks", "h200_2026-12-05_softmax_merge",
-                           "peers_ed44fca.json")
+        run = os.path.join(ROOT, "tools", "benchmarks", "h200_2026-12-07_peer_run_eee7528",
+                           "peers_eee7528.json")
         printed = subprocess.run([PYTHON, os.path.join(ROOT, "tools", "peer_benchmark.py"),
                                   "--readings", run], capture_output=True, text=True,
                                  timeout=60, check=True).stdout

@@ -266,10 +266,11 @@ __device__ __forceinline__ void SoftmaxStep(const PagedAttentionParams& p, const
   // kScaleInExp leaves the scale to the softmax: the max of the raw logits
   // times a positive scale is the max of the scaled ones, bit for bit, and
   // each exponent is then one FFMA instead of a multiply and a subtraction
-  // (ConsumeSegments pairs tiles only when logit_scale > 0), with 2^x
-  // flushing subnormals (one MUFU).
-  static_assert(!kScaleInExp || kKeys > KeysPerTile(kHeadDim),
-                "the scale in the exponent: paired steps");
+  // (callers take this form only when logit_scale > 0: ConsumeSegments'
+  // paired loops, AttendSingleTile at head_dim 64), with 2^x flushing
+  // subnormals (one MUFU).
+  static_assert(!kScaleInExp || kKeys > KeysPerTile(kHeadDim) || kHeadDim == 64,
+                "the scale in the exponent: paired steps, and head_dim 64's single tiles");
   const bool softcap = p.softcap_log2 != 0.0f;
   const float logit_scale = kScaleInExp && !softcap ? p.scale_log2 : 1.0f;
   if (softcap) {
@@ -506,6 +507,33 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
       }
     }
   }
+}
+
+// One key tile's step outside the paired loops (the general, tree and decode
+// kernels' single-tile loops). At head_dim 64 the mma.sync steps take the
+// scale-in-exponent softmax wherever it applies (a softcap, or a positive
+// scale: SoftmaxStep): a head_dim 64 tile holds 64 keys, twice the softmax
+// per byte of head_dim 128's 32, and the consumer warps' time per tile is
+// what caps a CTA's read rate (NOTES.md `F2`: one CTA per SM on the H100 reads
+// 1.20x slower than two, 1.01x with the tile's math skipped, 1.11x with this
+// form). Every kernel that runs head_dim 64 units of up to 32 rows takes the
+// same rule, so they agree bit for bit.
+template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kRows = 16>
+__device__ __forceinline__ void AttendSingleTile(const PagedAttentionParams& p,
+                                                 const UnitView& unit, int row_block, int key0,
+                                                 bool use_wgmma, uint32_t q_base,
+                                                 const uint32_t (&k_base)[1],
+                                                 const uint32_t (&v_base)[1],
+                                                 RowState<kHeadDim, kRows>& state) {
+  if constexpr (kHeadDim == 64) {
+    if (!use_wgmma && (p.softcap_log2 != 0.0f || p.scale_log2 > 0.0f)) {
+      AttendTile<T, kHeadDim, kQueryRows, kTreeMasks, 1, true, kRows>(
+          p, unit, row_block, key0, false, q_base, k_base, v_base, state);
+      return;
+    }
+  }
+  AttendTile<T, kHeadDim, kQueryRows, kTreeMasks, 1, false, kRows>(
+      p, unit, row_block, key0, use_wgmma, q_base, k_base, v_base, state);
 }
 
 }  // namespace attention_kernel

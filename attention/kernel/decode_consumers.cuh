@@ -207,7 +207,7 @@ __device__ __forceinline__ void ConsumeDecodeSegments(const PagedAttentionParams
       MbarrierWait(&full[stage], (g / Traits::kStages) & 1);
       const uint32_t k_base[1] = {SmemAddress(k_ring + stage * Traits::kTileElems)};
       const uint32_t v_base[1] = {SmemAddress(v_ring + stage * Traits::kTileElems)};
-      AttendTile<T, kHeadDim, kQueryRows, false, 1, false, Traits::kStateRows>(
+      AttendSingleTile<T, kHeadDim, kQueryRows, false, Traits::kStateRows>(
           p, unit, 0, (tiles.first_tile + t) * kKeysPerTile, false, q_base, k_base, v_base, state);
       WarpArrive(&empty[stage], kWays);  // the stage's one reader, for every way
     }

@@ -291,11 +291,11 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // Only the last tiles of a tree request meet its mask words: the
         // others take the plain tile code, which the mask would slow down.
         if (kTreeMasks && key0 + kKeysPerTile > unit.tree_base) {
-          AttendTile<T, kHeadDim, kQueryRows, true>(p, unit, row_block, key0, use_wgmma, q_base,
-                                                    k_base, v_base, state);
+          AttendSingleTile<T, kHeadDim, kQueryRows, true>(p, unit, row_block, key0, use_wgmma,
+                                                          q_base, k_base, v_base, state);
         } else {
-          AttendTile<T, kHeadDim, kQueryRows, false>(p, unit, row_block, key0, use_wgmma, q_base,
-                                                     k_base, v_base, state);
+          AttendSingleTile<T, kHeadDim, kQueryRows, false>(p, unit, row_block, key0, use_wgmma,
+                                                           q_base, k_base, v_base, state);
         }
       }
       // The stage's "empty" barrier counts every consumer lane once per round:

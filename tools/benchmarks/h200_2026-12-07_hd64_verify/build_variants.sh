@@ -10,7 +10,8 @@ mkdir -p ab
 printf '#!/bin/sh\nexec "$(dirname "$0")/../gpu_bundle/bin/attention_kernel_paged_attention_benchmark" "$@"\n' > ab/bench_base
 chmod +x ab/bench_base
 git apply $d/general_stages_hd64.patch $d/scale_in_exp_hd64.patch
-trap 'git checkout attention/kernel/' EXIT
+# Restore only the patched sources: NOTES.md beside them may hold edits.
+trap 'git checkout attention/kernel/kernel_traits.cuh attention/kernel/attend_tile.cuh attention/kernel/general_consumers.cuh' EXIT
 build() {  # name stages scale_in_exp targets...
   local name=$1 stages=$2 fused=$3; shift 3
   sed -i "s/#define PA_GENERAL_STAGES_HD64 .*/#define PA_GENERAL_STAGES_HD64 $stages/" attention/kernel/kernel_traits.cuh

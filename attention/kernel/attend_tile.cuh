@@ -245,6 +245,15 @@ __device__ __forceinline__ void PackProbabilities(const float (&s)[kKeys / 8][4]
   a[3] = kRows == 16 ? PackPair<T>(s[2 * kb + 1][2], s[2 * kb + 1][3]) : 0u;
 }
 
+// Whether a request may take the scale-in-exponent softmax (SoftmaxStep's
+// kScaleInExp): with a softcap the scale is applied before the tanh anyway,
+// and without one the form needs a positive scale (the max of the raw logits
+// is then the max of the scaled ones). A property of the request, not of the
+// plan, so eager and replayed launches take the same form and agree bit for bit.
+__device__ __forceinline__ bool ScaleInExponentAllowed(const PagedAttentionParams& p) {
+  return p.softcap_log2 != 0.0f || p.scale_log2 > 0.0f;
+}
+
 // The softmax half of a step (AttendTile's, and the member pairs' overlapped
 // steps' in ConsumeSegments, where a step's softmax runs while the step
 // before it's P V is in flight): the thread's kKeys raw logits per row
@@ -526,7 +535,7 @@ __device__ __forceinline__ void AttendSingleTile(const PagedAttentionParams& p,
                                                  const uint32_t (&v_base)[1],
                                                  RowState<kHeadDim, kRows>& state) {
   if constexpr (kHeadDim == 64) {
-    if (!use_wgmma && (p.softcap_log2 != 0.0f || p.scale_log2 > 0.0f)) {
+    if (!use_wgmma && ScaleInExponentAllowed(p)) {
       AttendTile<T, kHeadDim, kQueryRows, kTreeMasks, 1, true, kRows>(
           p, unit, row_block, key0, false, q_base, k_base, v_base, state);
       return;

@@ -131,7 +131,7 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     if constexpr (kPairedTiles) {
       // (Only with a positive logit scale: the scale-in-exponent form below
       // scales the row max instead of every logit.)
-      if (use_wgmma && (p.softcap_log2 != 0.0f || p.scale_log2 > 0.0f)) {
+      if (use_wgmma && ScaleInExponentAllowed(p)) {
         // Tiles two at a time (key_ways is 1: the warpgroup takes every tile):
         // one softmax step per 64 keys. An odd last tile takes the loop below.
         // (This loop repeats the one below on purpose, without its `computes`

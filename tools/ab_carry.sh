@@ -88,9 +88,7 @@ for variant in "${variants[@]}"; do
   name=${variant%%=*} rev=${variant#*=} with_test=0
   if [[ $rev == *+test ]]; then rev=${rev%+test}; with_test=1; fi
   if [[ $rev == bundle ]]; then
-    printf '#!/bin/sh\nexec "$(dirname "$0")/../gpu_bundle/bin/attention_kernel_paged_attention_benchmark" "$@"\n' \
-      > "ab/bench_$name"
-    chmod +x "ab/bench_$name"
+    bash tools/ab_wrapper.sh "$name" bundle
     echo "$name: the bundle's benchmark"
     continue
   fi

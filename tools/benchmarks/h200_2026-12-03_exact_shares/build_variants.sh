@@ -17,8 +17,7 @@ git apply "$here/exact_shares_probe.patch"
 bazel build --config=bundle //attention/kernel:paged_attention_benchmark
 cp -f bazel-bin/attention/kernel/paged_attention_benchmark ab/bench_EXB
 git checkout -- attention/planner/work_partition.cc
-printf '#!/bin/sh\nPA_EXACT=0 exec "$(dirname "$0")/bench_EXB" "$@"\n' > ab/bench_EX0
-chmod +x ab/bench_EX0
+bash tools/ab_wrapper.sh EX0 EXB PA_EXACT=0
 bash tools/gpu_bundle.sh
 cp -f gpu_bundle/bin/attention_kernel_paged_attention_benchmark ab/bench_HEAD
 tar -cf - gpu_bundle ab | xz -9 -T2 > carry.tar.xz

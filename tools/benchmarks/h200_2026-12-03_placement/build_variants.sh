@@ -19,10 +19,9 @@ git checkout -- attention/kernel/paged_attention_benchmark.cc
 M=1048576
 shifts="0:0,$((2 * M)):0,$((4 * M)):0,$((6 * M)):0,$((10 * M)):0,0:$((2 * M)),0:65536,0:0"
 reversed=$(echo "$shifts" | tr ',' '\n' | tac | paste -sd,)
-printf '#!/bin/sh\nPA_PROBE_SHIFTS=%s exec "$(dirname "$0")/bench_PLB" "$@"\n' "$shifts" > ab/bench_SHIFT
-printf '#!/bin/sh\nPA_PROBE_SHIFTS=%s exec "$(dirname "$0")/bench_PLB" "$@"\n' "$reversed" > ab/bench_SHIFTR
-printf '#!/bin/sh\nPA_PROBE_GAP_US=2000 PA_PROBE_SHIFTS=%s exec "$(dirname "$0")/bench_PLB" "$@"\n' "$shifts" > ab/bench_SHIFTGAP
-chmod +x ab/bench_SHIFT ab/bench_SHIFTR ab/bench_SHIFTGAP
+bash tools/ab_wrapper.sh SHIFT PLB PA_PROBE_SHIFTS=$shifts
+bash tools/ab_wrapper.sh SHIFTR PLB PA_PROBE_SHIFTS=$reversed
+bash tools/ab_wrapper.sh SHIFTGAP PLB PA_PROBE_GAP_US=2000 PA_PROBE_SHIFTS=$shifts
 [[ -d gpu_bundle ]] || bash tools/gpu_bundle.sh
 cp -f gpu_bundle/bin/attention_kernel_paged_attention_benchmark ab/bench_HEAD
 tar -cf - gpu_bundle ab | xz -9 -T2 > carry.tar.xz

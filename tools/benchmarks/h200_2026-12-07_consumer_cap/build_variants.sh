@@ -25,12 +25,10 @@ d=tools/benchmarks/h200_2026-12-07_consumer_cap
 v=tools/benchmarks/h200_2026-12-07_hd64_verify
 rm -rf gpu_bundle ab && mkdir ab
 tar -xJf carry.tar.xz  # gpu_bundle/
-printf '#!/bin/sh\nexec "$(dirname "$0")/../gpu_bundle/bin/attention_kernel_paged_attention_benchmark" "$@"\n' > ab/bench_base
-chmod +x ab/bench_base
+bash tools/ab_wrapper.sh base bundle
 main() { bash tools/ab_patch_build.sh "$1" --base eee7528 "${@:2}"; }  # main's kernels + patches
-wrapper() {  # NAME SPLITS BINARY
-  printf '#!/bin/sh\nPA_BENCH_PINNED_SPLITS=%s exec "$(dirname "$0")/%s" "$@"\n' $2 $3 > ab/bench_$1
-  chmod +x ab/bench_$1
+wrapper() {  # NAME SPLITS VARIANT: ab/bench_VARIANT with every unit in SPLITS pieces
+  bash tools/ab_wrapper.sh $1 $3 PA_BENCH_PINNED_SPLITS=$2
 }
 lookahead=attention/kernel/kv_producer.cuh:PA_PAGE_LOOKAHEAD_TILES
 bench=paged_attention_benchmark
@@ -47,9 +45,9 @@ case $call in
     for n in 5 6; do
       main PS$n --patch $d/pinned_splits.patch --patch $v/general_stages_hd64.patch \
         --define attention/kernel/kernel_traits.cuh:PA_GENERAL_STAGES_HD64=$n $bench
-      wrapper W1S$n 1 bench_PS$n
+      wrapper W1S$n 1 PS$n
     done
-    wrapper W0 0 bench_P; wrapper W1 1 bench_P; wrapper W2 2 bench_P
+    wrapper W0 0 P; wrapper W1 1 P; wrapper W2 2 P
     ;;
   5)
     main P --patch $d/pinned_splits.patch $bench
@@ -57,22 +55,22 @@ case $call in
       --define $lookahead=2 "${tests[@]}"
     main U3 --patch $d/lookahead_unrolled.patch --patch $d/pinned_splits.patch \
       --define $lookahead=3 $bench
-    wrapper W1 1 bench_P; wrapper W1U2 1 bench_U2; wrapper W1U3 1 bench_U3
+    wrapper W1 1 P; wrapper W1U2 1 U2; wrapper W1U3 1 U3
     ;;
   6)
     main P --patch $d/pinned_splits.patch $bench
     main PF --patch $d/pinned_splits.patch --patch $v/scale_in_exp_hd64.patch \
       --define attention/kernel/general_consumers.cuh:PA_HD64_SCALE_IN_EXP=1 $bench
     main PX --patch $d/pinned_splits.patch --patch $d/skip_attend.patch $bench
-    wrapper W1 1 bench_P; wrapper F 0 bench_PF; wrapper W1F 1 bench_PF
-    wrapper X 0 bench_PX; wrapper W1X 1 bench_PX
+    wrapper W1 1 P; wrapper F 0 PF; wrapper W1F 1 PF
+    wrapper X 0 PX; wrapper W1X 1 PX
     ;;
   7)
     mv ab/bench_base ab/bench_F2
     cp gpu_bundle/bin/attention_kernel_paged_attention_benchmark ab/bench_main
     main P --patch $d/pinned_splits.patch $bench
     bash tools/ab_patch_build.sh PF2 --patch $d/pinned_splits.patch $bench
-    wrapper W1 1 bench_P; wrapper W1F2 1 bench_PF2
+    wrapper W1 1 P; wrapper W1F2 1 PF2
     rm -rf gpu_bundle && bash tools/gpu_bundle.sh > /dev/null
     ;;
   *) echo "no carry for call $call (1, 3, 5, 6, 7)"; exit 1 ;;

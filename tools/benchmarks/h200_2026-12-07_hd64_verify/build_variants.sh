@@ -8,8 +8,7 @@ set -euo pipefail
 d=tools/benchmarks/h200_2026-12-07_hd64_verify
 tar -xJf carry.tar.xz  # gpu_bundle/
 mkdir -p ab
-printf '#!/bin/sh\nexec "$(dirname "$0")/../gpu_bundle/bin/attention_kernel_paged_attention_benchmark" "$@"\n' > ab/bench_base
-chmod +x ab/bench_base
+bash tools/ab_wrapper.sh base bundle
 build() {  # name stages scale_in_exp targets...
   bash tools/ab_patch_build.sh "$1" --base eee7528 \
     --patch $d/general_stages_hd64.patch --patch $d/scale_in_exp_hd64.patch \

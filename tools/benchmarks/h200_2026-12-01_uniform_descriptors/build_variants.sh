@@ -13,7 +13,7 @@ build() {  # name patch...
   cp -f bazel-bin/attention/kernel/paged_attention_benchmark "ab/bench_$name"
   git checkout -- attention/kernel
 }
-git diff --quiet -- attention/kernel || { echo "attention/kernel has local changes" >&2; exit 1; }
+git diff --quiet HEAD -- attention/kernel || { echo "attention/kernel has local changes" >&2; exit 1; }
 build base
 build Ug uniform_stage.patch
 build Uq uniform_stage_and_query.patch

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Call 1 (carry_wg32.tar.xz: build_variants.sh), any H100 or H200: the A/B of
+# Call 1 (carry_tif1.tar.xz: build_variants.sh 1; it ran as carry_wg32.tar.xz,
+# the same binaries built by ce3f45e's script), any H100 or H200: the A/B of
 # HEAD (66f206d) against G1 / G2 (head_dim 64 units of 17-32 rows on wgmma)
 # with main (eee7528's benchmark: before F2) beside them, and of whole units
 # (W1, one CTA per SM: the consumer-capped case) against W1G1 / W1G2, three
@@ -8,7 +9,7 @@
 # left (issue 10's "Done when" run; scale_in_exp_helper's call3.sh step 2).
 set -u
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee $OUT/gpu.txt
-tar -xJf carry_wg32.tar.xz || exit 1
+tar -xJf carry_tif1.tar.xz || exit 1
 export LD_LIBRARY_PATH=$PWD/gpu_bundle/lib
 AB_BENCH_LIMIT_S=90 GPU_SESSION_PACK=$OUT/ab.tar.xz timeout 120 \
   bash tools/gpu_session.sh $OUT/ab ab 3 \

@@ -15,6 +15,9 @@
 #   2 (call 2): Q (two_tiles_in_flight.patch: each key way's tiles two at a
 #      time), S6 (../h200_2026-12-07_hd64_verify/general_stages_hd64.patch at
 #      6 stages), Q6 (both); W1Q, W1S6, W1Q6; test_Q6, modes_test_Q6
+#   3 (call 3): LO (lane_offsets.patch: each lane's ldmatrix offsets in a K / V
+#      tile computed once, not every tile, in the general and tree kernels at
+#      head_dim 64); W1LO; test_LO, modes_test_LO
 set -euo pipefail
 call=$1
 d=tools/benchmarks/h200_2026-12-07_tiles_in_flight
@@ -48,6 +51,10 @@ case $call in
     build Q6 --patch $stages --patch $d/two_tiles_in_flight.patch --define $stages6 "${tests[@]}"
     variant Q; variant S6; variant Q6
     ;;
-  *) echo "no carry for call $call (1, 2)"; exit 1 ;;
+  3)
+    build LO --patch $d/lane_offsets.patch "${tests[@]}"
+    variant LO
+    ;;
+  *) echo "no carry for call $call (1, 2, 3)"; exit 1 ;;
 esac
 tar -cf - gpu_bundle ab | xz -9 -T2 > carry_tif$call.tar.xz

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Call 1 (carry_tif1.tar.xz: build_variants.sh 1; it ran as carry_wg32.tar.xz,
-# the same binaries built by ce3f45e's script), any H100 or H200: the A/B of
-# HEAD (66f206d) against G1 / G2 (head_dim 64 units of 17-32 rows on wgmma)
+# built by ce3f45e's script, whose P also carried wgmma_32_rows.patch, at
+# PA_WG32 0, where the patch leaves HEAD's code paths), any H100 or H200: the
+# A/B of HEAD (66f206d) against G1 / G2 (head_dim 64 units of 17-32 rows on wgmma)
 # with main (eee7528's benchmark: before F2) beside them, and of whole units
 # (W1, one CTA per SM: the consumer-capped case) against W1G1 / W1G2, three
 # rounds each; SASS counts of P (HEAD's kernels) and PG2; then G2's kernel and

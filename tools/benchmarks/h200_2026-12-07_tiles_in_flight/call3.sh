@@ -4,8 +4,10 @@
 # and of whole units W1 / W1LO, three rounds each. On an H100 then LO's kernel
 # and modes tests; on an H200 (where the A/B's main / HEAD rows are F2's
 # first H200 figures) the peer run of HEAD's bundle comes first, the tests in
-# what is left of the session's device time.
+# what is left of the session's device time. LIMIT_S: the seconds the call may
+# take (the run's timeout_s; default 590), which the peers and tests share.
 set -u
+LIMIT_S=${LIMIT_S:-590}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee $OUT/gpu.txt
 tar -xJf carry_tif3.tar.xz || exit 1
 export LD_LIBRARY_PATH=$PWD/gpu_bundle/lib

@@ -148,14 +148,53 @@ __device__ __forceinline__ void SetDiagonals(UnitView& unit, const WorkSegment& 
 // consumer warps are its key ways. (The decode kernel's units are one block.)
 __device__ __forceinline__ int RowBlocks(int rows) { return rows <= 16 ? 1 : rows <= 32 ? 2 : 4; }
 
+// This lane's ldmatrix offsets (bytes) inside a key tile: K's for each k-step
+// of Q K^T and V's for each column block of P V, at key block 0 (key block b
+// adds TileOffset(b * 16, 0): the swizzle depends on the row only through
+// row % 8, so 16-row blocks are a fixed stride apart). They depend on the
+// lane alone, yet ptxas recomputes them from the stage base at every tile
+// rather than keep 8 registers live; the head_dim 64 general kernel, whose
+// consumer warps' instructions per tile cap a CTA's read rate, computes them
+// once and hides them behind an empty asm so that they stay in registers
+// (162 -> 168 registers, no spills; one CTA per SM on an H100 reads 1.01x
+// faster, NOTES.md `LO`). At head_dim 128 / 256 (16 / 32 registers) the
+// kernels keep computing them per tile.
+template <int kHeadDim>
+struct LaneTileOffsets {
+  uint32_t k[kHeadDim / 16];
+  uint32_t v[kHeadDim / 16];
+};
+
+template <int kHeadDim>
+__device__ __forceinline__ LaneTileOffsets<kHeadDim> KeptLaneTileOffsets() {
+  static_assert(kHeadDim == 64, "kept offsets: head_dim 64 only (see LaneTileOffsets)");
+  constexpr int kKeys = KeysPerTile(kHeadDim);
+  const int lane = threadIdx.x % 32;
+  const int ldm_row = lane % 8;
+  const int ldm_hi8 = (lane / 8) % 2;
+  const int ldm_hi16 = lane / 16;
+  LaneTileOffsets<kHeadDim> offsets;
+#pragma unroll
+  for (int i = 0; i < kHeadDim / 16; ++i) {
+    offsets.k[i] = 2 * TileOffset<kHeadDim, kKeys>(ldm_row + ldm_hi16 * 8, i * 2 + ldm_hi8);
+    offsets.v[i] = 2 * TileOffset<kHeadDim, kKeys>(ldm_row + ldm_hi8 * 8, i * 2 + ldm_hi16);
+    asm volatile("" : "+r"(offsets.k[i]));  // opaque: ptxas cannot recompute it
+    asm volatile("" : "+r"(offsets.v[i]));
+  }
+  return offsets;
+}
+
 // S = Q K^T for one warp's 16 rows (row block `row_block` of the unit) with
 // mma.sync. (Splitting the k-steps over two accumulator sets was tried: the
 // extra registers spilled and every mma.sync shape ran 5-7% slower.)
 // With kRows 8 (RowState), rows 8-15 of the A fragments are zeros: one
 // ldmatrix.x2 per k-step instead of x4, and half the fragment registers.
+// `kept_offsets`: this lane's K offsets kept in registers, or null to compute
+// them here (LaneTileOffsets).
 template <typename T, int kHeadDim, int kQueryRows, int kRows = 16>
-__device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, uint32_t k_base,
-                                                float (&s)[KeysPerTile(kHeadDim) / 8][4]) {
+__device__ __forceinline__ void QueryKeyMmaSync(
+    int row_block, uint32_t q_base, uint32_t k_base, float (&s)[KeysPerTile(kHeadDim) / 8][4],
+    const LaneTileOffsets<kHeadDim>* kept_offsets = nullptr) {
   constexpr int kKeys = KeysPerTile(kHeadDim);
   const int lane = threadIdx.x % 32;
   const int ldm_row = lane % 8;
@@ -179,8 +218,12 @@ __device__ __forceinline__ void QueryKeyMmaSync(int row_block, uint32_t q_base, 
 #pragma unroll
     for (int nb = 0; nb < kKeys / 16; ++nb) {
       uint32_t b[4];
-      LdMatrixX4(b, k_base + 2 * TileOffset<kHeadDim, kKeys>(nb * 16 + ldm_row + ldm_hi16 * 8,
-                                                             ks * 2 + ldm_hi8));
+      if (kept_offsets != nullptr) {
+        LdMatrixX4(b, k_base + kept_offsets->k[ks] + 2 * TileOffset<kHeadDim, kKeys>(nb * 16, 0));
+      } else {
+        LdMatrixX4(b, k_base + 2 * TileOffset<kHeadDim, kKeys>(nb * 16 + ldm_row + ldm_hi16 * 8,
+                                                               ks * 2 + ldm_hi8));
+      }
       Mma16816<T>(s[2 * nb], a, b[0], b[1]);
       Mma16816<T>(s[2 * nb + 1], a, b[2], b[3]);
     }
@@ -442,14 +485,14 @@ __device__ __forceinline__ void OLanded(RowState<kHeadDim>& state) {
 // key0 (ring stages at k_base / v_base). Two tiles at once (64-row units on
 // wgmma) run the softmax's reductions, the rescale test and both wgmma waits
 // once per 64 keys instead of once per 32. kScaleInExp (paired steps only):
-// the logit scale applied in the exponent (see below).
+// the logit scale applied in the exponent (see below). `kept_offsets`: the
+// mma.sync steps' lane offsets kept in registers, or null (LaneTileOffsets).
 template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kTiles = 1,
           bool kScaleInExp = false, int kRows = 16>
-__device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
-                                           int row_block, int key0, bool use_wgmma, uint32_t q_base,
-                                           const uint32_t (&k_base)[kTiles],
-                                           const uint32_t (&v_base)[kTiles],
-                                           RowState<kHeadDim, kRows>& state) {
+__device__ __forceinline__ void AttendTile(
+    const PagedAttentionParams& p, const UnitView& unit, int row_block, int key0, bool use_wgmma,
+    uint32_t q_base, const uint32_t (&k_base)[kTiles], const uint32_t (&v_base)[kTiles],
+    RowState<kHeadDim, kRows>& state, const LaneTileOffsets<kHeadDim>* kept_offsets = nullptr) {
   constexpr int kTileKeys = KeysPerTile(kHeadDim);
   constexpr int kKeys = kTiles * kTileKeys;
   static_assert(kKeys <= 64, "a row's visible keys are one 64-bit mask");
@@ -469,7 +512,7 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
   if (PA_HAS_WGMMA && use_wgmma) {
     QueryKeyWgmma<T, kHeadDim, kTiles>(q_base, k_base, s);
   } else if constexpr (kTiles == 1) {
-    QueryKeyMmaSync<T, kHeadDim, kQueryRows, kRows>(row_block, q_base, k_base[0], s);
+    QueryKeyMmaSync<T, kHeadDim, kQueryRows, kRows>(row_block, q_base, k_base[0], s, kept_offsets);
   }
 
   // Scale, cap, mask and the online softmax, then O's rescale before O += P V.
@@ -505,7 +548,12 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
 #pragma unroll
       for (int db = 0; db < kHeadDim / 16; ++db) {
         uint32_t b[4];
-        LdMatrixX4Trans(b, v_base[0] + 2 * TileOffset<kHeadDim, kKeys>(row, db * 2 + ldm_hi16));
+        if (kept_offsets != nullptr) {
+          LdMatrixX4Trans(
+              b, v_base[0] + kept_offsets->v[db] + 2 * TileOffset<kHeadDim, kKeys>(kb * 16, 0));
+        } else {
+          LdMatrixX4Trans(b, v_base[0] + 2 * TileOffset<kHeadDim, kKeys>(row, db * 2 + ldm_hi16));
+        }
         if constexpr (kRows == 16) {
           Mma16816<T>(state.o[2 * db], a, b[0], b[1]);
           Mma16816<T>(state.o[2 * db + 1], a, b[2], b[3]);
@@ -526,18 +574,17 @@ __device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const 
 // what caps a CTA's read rate (NOTES.md `F2`: one CTA per SM on the H100 reads
 // 1.20x slower than two, 1.01x with the tile's math skipped, 1.11x with this
 // form). Every kernel that runs head_dim 64 units of up to 32 rows takes the
-// same rule, so they agree bit for bit.
+// same rule, so they agree bit for bit. `kept_offsets` (LaneTileOffsets):
+// used by that form only.
 template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kRows = 16>
-__device__ __forceinline__ void AttendSingleTile(const PagedAttentionParams& p,
-                                                 const UnitView& unit, int row_block, int key0,
-                                                 bool use_wgmma, uint32_t q_base,
-                                                 const uint32_t (&k_base)[1],
-                                                 const uint32_t (&v_base)[1],
-                                                 RowState<kHeadDim, kRows>& state) {
+__device__ __forceinline__ void AttendSingleTile(
+    const PagedAttentionParams& p, const UnitView& unit, int row_block, int key0, bool use_wgmma,
+    uint32_t q_base, const uint32_t (&k_base)[1], const uint32_t (&v_base)[1],
+    RowState<kHeadDim, kRows>& state, const LaneTileOffsets<kHeadDim>* kept_offsets = nullptr) {
   if constexpr (kHeadDim == 64) {
     if (!use_wgmma && ScaleInExponentAllowed(p)) {
       AttendTile<T, kHeadDim, kQueryRows, kTreeMasks, 1, true, kRows>(
-          p, unit, row_block, key0, false, q_base, k_base, v_base, state);
+          p, unit, row_block, key0, false, q_base, k_base, v_base, state, kept_offsets);
       return;
     }
   }

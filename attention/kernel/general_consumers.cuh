@@ -64,6 +64,13 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
   const int warp = GroupThread<kGroups>() / 32;
   const int lane = threadIdx.x % 32;
   RowState<kHeadDim> state;
+  // This lane's ldmatrix offsets, kept in registers at head_dim 64 only.
+  LaneTileOffsets<kHeadDim> lane_offsets;
+  const LaneTileOffsets<kHeadDim>* kept_offsets = nullptr;
+  if constexpr (kHeadDim == 64) {
+    lane_offsets = KeptLaneTileOffsets<kHeadDim>();
+    kept_offsets = &lane_offsets;
+  }
   uint32_t tile_counter = 0;  // tiles consumed by this CTA so far: same sequence as the producer's
   // With two query tiles, each segment's queries are loaded into the other
   // tile while the segment before it runs (`prefetched`: the segment whose
@@ -291,11 +298,11 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // Only the last tiles of a tree request meet its mask words: the
         // others take the plain tile code, which the mask would slow down.
         if (kTreeMasks && key0 + kKeysPerTile > unit.tree_base) {
-          AttendSingleTile<T, kHeadDim, kQueryRows, true>(p, unit, row_block, key0, use_wgmma,
-                                                          q_base, k_base, v_base, state);
+          AttendSingleTile<T, kHeadDim, kQueryRows, true>(
+              p, unit, row_block, key0, use_wgmma, q_base, k_base, v_base, state, kept_offsets);
         } else {
-          AttendSingleTile<T, kHeadDim, kQueryRows, false>(p, unit, row_block, key0, use_wgmma,
-                                                           q_base, k_base, v_base, state);
+          AttendSingleTile<T, kHeadDim, kQueryRows, false>(
+              p, unit, row_block, key0, use_wgmma, q_base, k_base, v_base, state, kept_offsets);
         }
       }
       // The stage's "empty" barrier counts every consumer lane once per round:

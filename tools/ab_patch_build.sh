@@ -14,14 +14,18 @@
 #                   ab/bench_NAME, paged_attention_test -> ab/test_NAME,
 #                   paged_attention_modes_test -> ab/modes_test_NAME (stripped)
 #
-# Only attention/kernel's source files are checked out and patched, and they
-# are put back at HEAD afterwards (also on failure): commit edits to them
-# first. NOTES.md beside them is never touched (a whole-directory checkout
-# once wiped a session's uncommitted notes). Then pack the carry:
+# Only attention/kernel's source files are patched, in the working tree (the
+# build reuses the checkout's Bazel cache), and they are put back at HEAD
+# afterwards (also on failure): commit edits to them first. The index is not
+# touched, and while they are patched git is told to skip them
+# (--skip-worktree): a `git commit -a` run meanwhile once committed a
+# variant's patch; now it commits none of it. NOTES.md beside them is never
+# touched (a whole-directory checkout once wiped a session's uncommitted
+# notes). Then pack the carry:
 #   tar -cf - gpu_bundle ab | xz -9 -T2 > carry.tar.xz
 set -euo pipefail
 cd "$(dirname "$0")/.."
-(($# >= 2)) || { sed -n 2,22p "$0"; exit 2; }
+(($# >= 2)) || { sed -n 2,25p "$0"; exit 2; }
 name=$1; shift
 base=HEAD
 patches=() defines=() targets=()
@@ -37,14 +41,25 @@ done
 ((${#targets[@]})) || { echo "ab_patch_build.sh: no TARGET" >&2; exit 2; }
 mapfile -t sources < <(git ls-files 'attention/kernel/*.cu' 'attention/kernel/*.cuh' \
   'attention/kernel/*.cc' 'attention/kernel/*.h')
+# A run killed before its restore leaves patched sources that git skips:
+# make them visible again, so that the check below refuses them.
+if git ls-files -v -- "${sources[@]}" | grep -q '^S'; then
+  echo "ab_patch_build.sh: a cut-off run left kernel sources marked skip-worktree; unmarked" >&2
+  git update-index --no-skip-worktree -- "${sources[@]}"
+fi
 if ! git diff --quiet HEAD -- "${sources[@]}"; then
   echo "ab_patch_build.sh: uncommitted edits to the kernel's sources; commit them first" >&2
   exit 1
 fi
-restore() { git checkout HEAD -- "${sources[@]}"; }
+restore() {
+  git update-index --no-skip-worktree -- "${sources[@]}"
+  git restore --source=HEAD --worktree -- "${sources[@]}"
+}
 trap restore EXIT
-git checkout "$base" -- "${sources[@]}"
+git restore --source="$base" --worktree -- "${sources[@]}"
 ((${#patches[@]} == 0)) || git apply "${patches[@]}"
+# (after the restore: git restore passes over skip-worktree paths)
+git update-index --skip-worktree -- "${sources[@]}"
 for define in ${defines[@]+"${defines[@]}"}; do
   file=${define%%:*} macro=${define#*:}
   grep -q "^#define ${macro%%=*} " "$file" ||

@@ -153,11 +153,11 @@ __device__ __forceinline__ int RowBlocks(int rows) { return rows <= 16 ? 1 : row
 // adds TileOffset(b * 16, 0): the swizzle depends on the row only through
 // row % 8, so 16-row blocks are a fixed stride apart). They depend on the
 // lane alone, yet ptxas recomputes them from the stage base at every tile
-// rather than keep 8 registers live; the head_dim 64 general kernel, whose
-// consumer warps' instructions per tile cap a CTA's read rate, computes them
-// once and hides them behind an empty asm so that they stay in registers
-// (162 -> 168 registers, no spills; one CTA per SM on an H100 reads 1.01x
-// faster, NOTES.md `LO`). At head_dim 128 / 256 (16 / 32 registers) the
+// rather than keep 8 registers live; the head_dim 64 general and tree
+// kernels, whose consumer warps' instructions per tile cap a CTA's read
+// rate, compute them once and hide them behind an empty asm so that they stay
+// in registers (general 162 -> 168 registers, no spills; one CTA per SM on an
+// H100 reads 1.01x faster, NOTES.md `LO`). At head_dim 128 / 256 (16 / 32 registers) the
 // kernels keep computing them per tile.
 template <int kHeadDim>
 struct LaneTileOffsets {

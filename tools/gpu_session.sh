@@ -167,7 +167,7 @@ run_sass() {  # name [regex]
          name = $3; sub(/.*(PagedAttentionKernel|MergeKernel)I/, "", name); sub(/EEEvN.*/, "", name)
          n = ldl = stl = bar = ldg = 0
        }
-       /\/\*[0-9a-f][0-9a-f][0-9a-f][0-9a-f]\*\// {n++}
+       /\/\*[0-9a-f]+\*\// {n++}  # an address: 4 hex digits, 5 past 64 KB of code
        / LDL/ {ldl++} / STL/ {stl++} / BAR/ {bar++} / LDG/ {ldg++}
        END {if (name != "") print name, n, ldl, stl, bar, ldg}' "$out/sass_$name.txt" |
     (echo "kernel instructions LDL STL BAR LDG"; cat) | { column -t 2> /dev/null || cat; }

@@ -11,10 +11,13 @@ than 2% is marked `clock`: compute-bound cases slow down at the board's power
 cap, so rerun them with AB_REPLAY_GAP_US=2000 (testing/benchmark_main.h).
 
   python3 tools/ab_table.py DIR base NAME...   # reads DIR/ab_<name>_<round>.json
+  python3 tools/ab_table.py --prefix call3_ DIR base NAME...
+                                              # reads DIR/call3_ab_<name>_<round>.json
 
 Committed records keep each round's JSON xz-compressed (ab_<name>_<round>.json.xz,
 a tenth of the size, so the tree still travels to the GPU machine beside the
-bundle); those are read as they are.
+bundle); those are read as they are. A folder of several calls names each
+call's rounds with its prefix (callN_ab_...): --prefix tables one call.
 """
 import collections
 import glob
@@ -24,12 +27,13 @@ import re
 import sys
 
 
-def main(out, names):
+def main(out, names, prefix=""):
     times = collections.defaultdict(lambda: collections.defaultdict(list))
     clocks = collections.defaultdict(list)  # sm_MHz of every round of every variant
     unit_us = {"ns": 1e-3, "us": 1.0, "ms": 1e3}
     for name in names:
-        paths = glob.glob(f"{out}/ab_{name}_*.json") + glob.glob(f"{out}/ab_{name}_*.json.xz")
+        stem = f"{out}/{prefix}ab_{name}_"
+        paths = glob.glob(f"{stem}*.json") + glob.glob(f"{stem}*.json.xz")
         for path in paths:
             try:
                 with (lzma.open if path.endswith(".xz") else open)(path, "rt") as f:
@@ -65,6 +69,10 @@ def main(out, names):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    prefix = ""
+    if args[:1] == ["--prefix"] and len(args) >= 2:
+        prefix, args = args[1], args[2:]
+    if len(args) < 2:
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2:])
+    main(args[0], args[1:], prefix)

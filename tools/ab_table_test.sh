@@ -3,7 +3,7 @@
 # base's, n/a for a variant without the case, the widest spread of rounds
 # and the `noisy` mark past 3%, .json.xz read as .json, and a round cut at
 # its time limit (unfinished JSON) skipped with a note on stderr instead of
-# ending the table.
+# ending the table; --prefix reads one call's rounds (callN_ab_...) only.
 set -euo pipefail
 tool=tools/ab_table.py
 dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/ab_table.XXXXXX")
@@ -44,4 +44,13 @@ verify=$(grep '^Verify/b2 ' "$dir/table.txt")
   { echo "verify row wrong: $verify"; exit 1; }
 grep -q "skipping $dir/ab_NEW_3.json" "$dir/stderr.txt" ||
   { echo "the cut round was not reported:"; cat "$dir/stderr.txt"; exit 1; }
+# --prefix: one call's rounds among another call's (callN_ab_...).
+round "$dir/call2_ab_BASE_1.json" Decode/b1:200
+round "$dir/call2_ab_NEW_1.json" Decode/b1:150
+prefixed=$(python3 "$tool" --prefix call2_ "$dir" BASE NEW 2> /dev/null | grep '^Decode/b1 ')
+[[ $prefixed =~ ^Decode/b1\ +200\.0\ +0\.750\ +1\.000 ]] ||
+  { echo "prefixed row wrong: $prefixed"; exit 1; }
+unprefixed=$(python3 "$tool" "$dir" BASE NEW 2> /dev/null | grep '^Decode/b1 ')
+[[ $unprefixed =~ ^Decode/b1\ +100\.0\ +0\.900 ]] ||
+  { echo "the prefixed rounds leaked into the plain table: $unprefixed"; exit 1; }
 echo "ab_table_test: ok"

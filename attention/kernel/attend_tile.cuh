@@ -184,17 +184,45 @@ __device__ __forceinline__ LaneTileOffsets<kHeadDim> KeptLaneTileOffsets() {
   return offsets;
 }
 
+// This warp's Q A fragments for its row block of the unit, which
+// QueryKeyMmaSync otherwise loads by kHeadDim / 16 ldmatrix.x4 at every key
+// tile: the head_dim 64 general kernel loads them once per segment (16
+// registers, no spills; one CTA per SM on an H100 reads 1.01x faster,
+// NOTES.md `QR`). The tree kernel keeps loading them per tile: holding them
+// it spills.
+template <int kHeadDim>
+struct QueryFragments {
+  uint32_t a[kHeadDim / 16][4];
+};
+
+template <int kHeadDim, int kQueryRows>
+__device__ __forceinline__ void LoadQueryFragments(QueryFragments<kHeadDim>& fragments,
+                                                   int row_block, uint32_t q_base) {
+  const int lane = threadIdx.x % 32;
+  const int ldm_row = lane % 8;
+  const int ldm_hi8 = (lane / 8) % 2;
+  const int ldm_hi16 = lane / 16;
+#pragma unroll
+  for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+    LdMatrixX4(fragments.a[ks],
+               q_base + 2 * TileOffset<kHeadDim, kQueryRows>(row_block * 16 + ldm_row + ldm_hi8 * 8,
+                                                             ks * 2 + ldm_hi16));
+  }
+}
+
 // S = Q K^T for one warp's 16 rows (row block `row_block` of the unit) with
 // mma.sync. (Splitting the k-steps over two accumulator sets was tried: the
 // extra registers spilled and every mma.sync shape ran 5-7% slower.)
 // With kRows 8 (RowState), rows 8-15 of the A fragments are zeros: one
 // ldmatrix.x2 per k-step instead of x4, and half the fragment registers.
 // `kept_offsets`: this lane's K offsets kept in registers, or null to compute
-// them here (LaneTileOffsets).
+// them here (LaneTileOffsets); `kept_query`: this warp's Q fragments, or
+// null to load them here (QueryFragments; 16-row states only).
 template <typename T, int kHeadDim, int kQueryRows, int kRows = 16>
 __device__ __forceinline__ void QueryKeyMmaSync(
     int row_block, uint32_t q_base, uint32_t k_base, float (&s)[KeysPerTile(kHeadDim) / 8][4],
-    const LaneTileOffsets<kHeadDim>* kept_offsets = nullptr) {
+    const LaneTileOffsets<kHeadDim>* kept_offsets = nullptr,
+    const QueryFragments<kHeadDim>* kept_query = nullptr) {
   constexpr int kKeys = KeysPerTile(kHeadDim);
   const int lane = threadIdx.x % 32;
   const int ldm_row = lane % 8;
@@ -203,7 +231,10 @@ __device__ __forceinline__ void QueryKeyMmaSync(
 #pragma unroll
   for (int ks = 0; ks < kHeadDim / 16; ++ks) {
     uint32_t a[4];
-    if constexpr (kRows == 16) {
+    if (kRows == 16 && kept_query != nullptr) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) a[e] = kept_query->a[ks][e];
+    } else if constexpr (kRows == 16) {
       LdMatrixX4(a, q_base + 2 * TileOffset<kHeadDim, kQueryRows>(
                                      row_block * 16 + ldm_row + ldm_hi8 * 8, ks * 2 + ldm_hi16));
     } else {  // lanes 0-7: rows 0-7 at k 0-7; lanes 8-15: at k 8-15
@@ -485,14 +516,18 @@ __device__ __forceinline__ void OLanded(RowState<kHeadDim>& state) {
 // key0 (ring stages at k_base / v_base). Two tiles at once (64-row units on
 // wgmma) run the softmax's reductions, the rescale test and both wgmma waits
 // once per 64 keys instead of once per 32. kScaleInExp (paired steps only):
-// the logit scale applied in the exponent (see below). `kept_offsets`: the
-// mma.sync steps' lane offsets kept in registers, or null (LaneTileOffsets).
+// the logit scale applied in the exponent (see below). `kept_offsets`,
+// `kept_query`: what the mma.sync steps keep in registers, or null
+// (LaneTileOffsets, QueryFragments).
 template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kTiles = 1,
           bool kScaleInExp = false, int kRows = 16>
-__device__ __forceinline__ void AttendTile(
-    const PagedAttentionParams& p, const UnitView& unit, int row_block, int key0, bool use_wgmma,
-    uint32_t q_base, const uint32_t (&k_base)[kTiles], const uint32_t (&v_base)[kTiles],
-    RowState<kHeadDim, kRows>& state, const LaneTileOffsets<kHeadDim>* kept_offsets = nullptr) {
+__device__ __forceinline__ void AttendTile(const PagedAttentionParams& p, const UnitView& unit,
+                                           int row_block, int key0, bool use_wgmma, uint32_t q_base,
+                                           const uint32_t (&k_base)[kTiles],
+                                           const uint32_t (&v_base)[kTiles],
+                                           RowState<kHeadDim, kRows>& state,
+                                           const LaneTileOffsets<kHeadDim>* kept_offsets = nullptr,
+                                           const QueryFragments<kHeadDim>* kept_query = nullptr) {
   constexpr int kTileKeys = KeysPerTile(kHeadDim);
   constexpr int kKeys = kTiles * kTileKeys;
   static_assert(kKeys <= 64, "a row's visible keys are one 64-bit mask");
@@ -512,7 +547,8 @@ __device__ __forceinline__ void AttendTile(
   if (PA_HAS_WGMMA && use_wgmma) {
     QueryKeyWgmma<T, kHeadDim, kTiles>(q_base, k_base, s);
   } else if constexpr (kTiles == 1) {
-    QueryKeyMmaSync<T, kHeadDim, kQueryRows, kRows>(row_block, q_base, k_base[0], s, kept_offsets);
+    QueryKeyMmaSync<T, kHeadDim, kQueryRows, kRows>(row_block, q_base, k_base[0], s, kept_offsets,
+                                                    kept_query);
   }
 
   // Scale, cap, mask and the online softmax, then O's rescale before O += P V.
@@ -574,17 +610,18 @@ __device__ __forceinline__ void AttendTile(
 // what caps a CTA's read rate (NOTES.md `F2`: one CTA per SM on the H100 reads
 // 1.20x slower than two, 1.01x with the tile's math skipped, 1.11x with this
 // form). Every kernel that runs head_dim 64 units of up to 32 rows takes the
-// same rule, so they agree bit for bit. `kept_offsets` (LaneTileOffsets):
-// used by that form only.
+// same rule, so they agree bit for bit. `kept_offsets`, `kept_query`
+// (LaneTileOffsets, QueryFragments): used by that form only.
 template <typename T, int kHeadDim, int kQueryRows, bool kTreeMasks, int kRows = 16>
 __device__ __forceinline__ void AttendSingleTile(
     const PagedAttentionParams& p, const UnitView& unit, int row_block, int key0, bool use_wgmma,
     uint32_t q_base, const uint32_t (&k_base)[1], const uint32_t (&v_base)[1],
-    RowState<kHeadDim, kRows>& state, const LaneTileOffsets<kHeadDim>* kept_offsets = nullptr) {
+    RowState<kHeadDim, kRows>& state, const LaneTileOffsets<kHeadDim>* kept_offsets = nullptr,
+    const QueryFragments<kHeadDim>* kept_query = nullptr) {
   if constexpr (kHeadDim == 64) {
     if (!use_wgmma && ScaleInExponentAllowed(p)) {
       AttendTile<T, kHeadDim, kQueryRows, kTreeMasks, 1, true, kRows>(
-          p, unit, row_block, key0, false, q_base, k_base, v_base, state, kept_offsets);
+          p, unit, row_block, key0, false, q_base, k_base, v_base, state, kept_offsets, kept_query);
       return;
     }
   }

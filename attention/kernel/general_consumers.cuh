@@ -71,6 +71,11 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
     lane_offsets = KeptLaneTileOffsets<kHeadDim>();
     kept_offsets = &lane_offsets;
   }
+  // This warp's Q fragments, kept for each segment by the head_dim 64
+  // general kernel only (QueryFragments).
+  QueryFragments<kHeadDim> query_fragments;
+  const QueryFragments<kHeadDim>* kept_query = nullptr;
+  if constexpr (kHeadDim == 64 && !kTreeMasks) kept_query = &query_fragments;
   uint32_t tile_counter = 0;  // tiles consumed by this CTA so far: same sequence as the producer's
   // With two query tiles, each segment's queries are loaded into the other
   // tile while the segment before it runs (`prefetched`: the segment whose
@@ -271,6 +276,9 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         }
       }
     }
+    if (kept_query != nullptr && computes && !use_wgmma) {
+      LoadQueryFragments<kHeadDim, kQueryRows>(query_fragments, row_block, q_base);
+    }
     for (; t < tiles.num_tiles; t += key_ways) {
       const uint32_t g = tile_counter + t;
       const int stage = g % Traits::kStages;
@@ -298,11 +306,13 @@ __device__ __forceinline__ void ConsumeSegments(const PagedAttentionParams& p, i
         // Only the last tiles of a tree request meet its mask words: the
         // others take the plain tile code, which the mask would slow down.
         if (kTreeMasks && key0 + kKeysPerTile > unit.tree_base) {
-          AttendSingleTile<T, kHeadDim, kQueryRows, true>(
-              p, unit, row_block, key0, use_wgmma, q_base, k_base, v_base, state, kept_offsets);
+          AttendSingleTile<T, kHeadDim, kQueryRows, true>(p, unit, row_block, key0, use_wgmma,
+                                                          q_base, k_base, v_base, state,
+                                                          kept_offsets, kept_query);
         } else {
-          AttendSingleTile<T, kHeadDim, kQueryRows, false>(
-              p, unit, row_block, key0, use_wgmma, q_base, k_base, v_base, state, kept_offsets);
+          AttendSingleTile<T, kHeadDim, kQueryRows, false>(p, unit, row_block, key0, use_wgmma,
+                                                           q_base, k_base, v_base, state,
+                                                           kept_offsets, kept_query);
         }
       }
       // The stage's "empty" barrier counts every consumer lane once per round:

@@ -195,18 +195,24 @@ struct QueryFragments {
   uint32_t a[kHeadDim / 16][4];
 };
 
+// One k-step's A fragment (columns ks * 16 .. + 15) of a warp's 16 rows of
+// the query tile, for the lane whose ldmatrix row and halves are ldm_row,
+// ldm_hi8 and ldm_hi16.
+template <int kHeadDim, int kQueryRows>
+__device__ __forceinline__ void LoadQueryFragment(uint32_t (&a)[4], uint32_t q_base, int row_block,
+                                                  int ks, int ldm_row, int ldm_hi8, int ldm_hi16) {
+  LdMatrixX4(a, q_base + 2 * TileOffset<kHeadDim, kQueryRows>(
+                             row_block * 16 + ldm_row + ldm_hi8 * 8, ks * 2 + ldm_hi16));
+}
+
 template <int kHeadDim, int kQueryRows>
 __device__ __forceinline__ void LoadQueryFragments(QueryFragments<kHeadDim>& fragments,
                                                    int row_block, uint32_t q_base) {
   const int lane = threadIdx.x % 32;
-  const int ldm_row = lane % 8;
-  const int ldm_hi8 = (lane / 8) % 2;
-  const int ldm_hi16 = lane / 16;
 #pragma unroll
   for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-    LdMatrixX4(fragments.a[ks],
-               q_base + 2 * TileOffset<kHeadDim, kQueryRows>(row_block * 16 + ldm_row + ldm_hi8 * 8,
-                                                             ks * 2 + ldm_hi16));
+    LoadQueryFragment<kHeadDim, kQueryRows>(fragments.a[ks], q_base, row_block, ks, lane % 8,
+                                            (lane / 8) % 2, lane / 16);
   }
 }
 
@@ -235,8 +241,7 @@ __device__ __forceinline__ void QueryKeyMmaSync(
 #pragma unroll
       for (int e = 0; e < 4; ++e) a[e] = kept_query->a[ks][e];
     } else if constexpr (kRows == 16) {
-      LdMatrixX4(a, q_base + 2 * TileOffset<kHeadDim, kQueryRows>(
-                                     row_block * 16 + ldm_row + ldm_hi8 * 8, ks * 2 + ldm_hi16));
+      LoadQueryFragment<kHeadDim, kQueryRows>(a, q_base, row_block, ks, ldm_row, ldm_hi8, ldm_hi16);
     } else {  // lanes 0-7: rows 0-7 at k 0-7; lanes 8-15: at k 8-15
       uint32_t top[2];
       LdMatrixX2(top, q_base + 2 * TileOffset<kHeadDim, kQueryRows>(row_block * 16 + ldm_row,

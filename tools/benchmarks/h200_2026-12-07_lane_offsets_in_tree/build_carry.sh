@@ -17,7 +17,7 @@
 # attention/kernel sources, the benchmark's cases among them, and the
 # checkout's planner and testing libraries).
 set -euo pipefail
-rm -rf gpu_bundle ab
+rm -rf ab  # (tools/gpu_bundle.sh replaces gpu_bundle/ itself)
 bash tools/gpu_bundle.sh
 bash tools/ab_wrapper.sh HEAD bundle
 bash tools/ab_patch_build.sh main --base eee7528 paged_attention_benchmark

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Call 1 (device tool, kind nvidia-h200; carry carry_lo.tar.xz, build_carry.sh).
 # On an H200: the A/B of main / F2 / LO / HEAD over the head_dim 64 cases and
-# the controls (~20 s: F2's, LO's and QR's first H200 figures; the carry as
-# rebuilt in the sixty-seventh session, HEAD = d43c58a), the peer script over
+# the controls (ab_step.sh, ~20 s: F2's, LO's and QR's first H200 figures;
+# HEAD = the checkout's kernels, d43c58a's PTX), the peer script over
 # every case (issue 10's "Done when" run of HEAD's bundle), then every GPU
 # test in what is left. On an H100: every GPU test of HEAD's bundle (LO and
 # QR in the tree, whose PTX tiles_in_flight call 3 and this folder's call 6
@@ -14,10 +14,7 @@ LIMIT_S=${LIMIT_S:-590}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee $OUT/gpu.txt
 tar -xJf carry_lo.tar.xz || exit 1
 if grep -q H200 $OUT/gpu.txt; then
-  AB_BENCH_LIMIT_S=30 GPU_SESSION_PACK=$OUT/ab.tar.xz timeout 120 \
-    bash tools/gpu_session.sh $OUT/ab ab 3 \
-    'DeviceCopy|hd:64/|Verify/heads:32_8/hd:(128|256)/batch:16/q:8/kv:8192/page:16/(iter|dtype)|Decode/heads:32_8/hd:128/batch:(1|32)/q:1/kv:(131072|16384)/page:16/iter|OneTile/' \
-    main F2 LO HEAD
+  bash tools/benchmarks/h200_2026-12-07_lane_offsets_in_tree/ab_step.sh 120
   echo "ab: $SECONDS s"
   GPU_SESSION_PACK=$OUT/peers.tar.xz timeout 450 bash tools/gpu_session.sh $OUT/peers peers
   echo "peers: $SECONDS s"

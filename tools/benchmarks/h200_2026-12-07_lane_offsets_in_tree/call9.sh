@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Call 9 (device tool, kind nvidia-h200; carry carry_lo.tar.xz, build_carry.sh):
 # call 1's H200 branch reordered for a short device budget (the sixty-ninth
-# session's last ask, ~600 s left): the peer run of HEAD's bundle first (the
-# issue's "Done when" run, ~300 s), then the A/B of main / F2 / LO / HEAD
-# (ab_step.sh) and the GPU tests in what is left. On anything but an H200 it
-# runs nothing. LIMIT_S: the call's timeout_s.
+# session's last three asks, from ~600 s left): the peer run of HEAD's
+# bundle first (the issue's "Done when" run, ~300 s), then the A/B of main /
+# F2 / LO / HEAD (ab_step.sh) and the GPU tests in what is left. On anything
+# but an H200 it runs nothing. LIMIT_S: the call's timeout_s.
 set -u
 LIMIT_S=${LIMIT_S:-400}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee $OUT/gpu.txt
